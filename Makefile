@@ -1,0 +1,57 @@
+# nodeprint: `make e2e` runs the suites against the committed fingerprints;
+# `make test` runs every test. Both build what is missing first.
+SHELL := /usr/bin/env bash
+.SHELLFLAGS := -eu -o pipefail -c
+.DEFAULT_GOAL := help
+
+include tools/toolchain/versions.mk
+export K8S_VERSION ETCD_VERSION KWOK_VERSION METRICS_SERVER_VERSION KARPENTER_VERSION APPROVED_GOTOOLCHAIN
+# Never let the go command fetch a toolchain on its own: the build script
+# chooses APPROVED_GOTOOLCHAIN explicitly where a module needs it.
+export GOTOOLCHAIN ?= local
+
+BIN := $(CURDIR)/bin
+# Go modules of their own (kept out of the main module on purpose).
+SUBMODULES := tools/karpenter
+GO_TEST_FLAGS ?=
+SUITE_TIMEOUT ?= 40m
+
+.PHONY: help
+help: ## Show this help
+	@awk 'BEGIN{FS=":.*## "} /^[a-zA-Z0-9_-]+:.*## /{printf "  %-10s %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+
+.PHONY: tools
+tools: toolchain nodeprint ## Build the pinned toolchain and the nodeprint CLI into bin/ (skips what is built)
+
+.PHONY: toolchain
+toolchain:
+	@tools/toolchain/build.sh $(BIN) kubernetes etcd kwok metrics-server karpenter
+
+.PHONY: nodeprint
+nodeprint:
+	@go build -o $(BIN)/nodeprint ./tools/nodeprint
+
+.PHONY: test
+test: tools ## Run every test: vet, unit tests with -race, the toolchain module's tests, the suites
+	go vet ./...
+	go test -race $(GO_TEST_FLAGS) ./pkg/... ./tools/...
+	@for m in $(SUBMODULES); do echo "go test ($$m)"; (cd $$m && go vet ./... && go test $(GO_TEST_FLAGS) ./...); done
+	go test $(GO_TEST_FLAGS) -timeout $(SUITE_TIMEOUT) ./suites/... -args -ginkgo.v
+
+.PHONY: e2e
+e2e: tools ## Start the local cluster, run the suites, print the verdict table
+	go test $(GO_TEST_FLAGS) -timeout $(SUITE_TIMEOUT) ./suites/... -args -ginkgo.v
+
+.PHONY: bench
+bench: tools ## Run the benchmarks
+	go test -run '^$$' -bench . -benchmem ./pkg/...
+
+.PHONY: lint
+lint: ## gofmt and go vet on every module
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [[ -n "$$out" ]]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	go vet ./...
+	@for m in $(SUBMODULES); do (cd $$m && go vet ./...); done
+
+.PHONY: clean
+clean: ## Remove bin/ and the harness's work directories (stop clusters first: nodeprint cluster down)
+	rm -rf $(BIN) .work

@@ -1,0 +1,240 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/nodeprint/nodeprint/pkg/process"
+	"github.com/nodeprint/nodeprint/pkg/toolchain"
+)
+
+// Local is the default provider: kwokctl's binary runtime plus Karpenter as
+// a process, all from bin/.
+type Local struct {
+	opts Options
+	tc   *toolchain.Toolchain
+	// dir holds everything of this cluster: state, logs, kwokctl's work dir.
+	dir string
+}
+
+// state is what Up records for later invocations (Status, Down).
+type state struct {
+	Name                 string    `json:"name"`
+	CreatedAt            time.Time `json:"createdAt"`
+	KubernetesVersion    string    `json:"kubernetesVersion"`
+	KarpenterVersion     string    `json:"karpenterVersion"`
+	KarpenterBinary      string    `json:"karpenterBinary"`
+	KarpenterHealthPort  int       `json:"karpenterHealthPort"`
+	KarpenterMetricsPort int       `json:"karpenterMetricsPort"`
+}
+
+// NewLocal returns the local provider. Nothing is started yet.
+func NewLocal(opts ...Option) (*Local, error) {
+	o := Options{name: DefaultName, timeout: 3 * time.Minute}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if err := ValidateName(o.name); err != nil {
+		return nil, err
+	}
+	tc := o.toolchain
+	if tc == nil {
+		var err error
+		if tc, err = toolchain.Find(); err != nil {
+			return nil, err
+		}
+	}
+	if o.workRoot == "" {
+		o.workRoot = filepath.Join(tc.Root, ".work", "clusters")
+	}
+	if o.progress == nil {
+		o.progress = func(Event) {}
+	}
+	return &Local{opts: o, tc: tc, dir: filepath.Join(o.workRoot, o.name)}, nil
+}
+
+// Name is the cluster's name.
+func (l *Local) Name() string { return l.opts.name }
+
+// Dir is the cluster's work directory.
+func (l *Local) Dir() string { return l.dir }
+
+func (l *Local) kwokDir() string    { return filepath.Join(l.dir, "kwok") }
+func (l *Local) clusterDir() string { return filepath.Join(l.kwokDir(), "clusters", l.opts.name) }
+func (l *Local) statePath() string  { return filepath.Join(l.dir, "state.json") }
+
+// Kubeconfig is the admin kubeconfig kwokctl wrote for the cluster.
+func (l *Local) Kubeconfig() string { return filepath.Join(l.clusterDir(), "kubeconfig.yaml") }
+
+// KarpenterLog is where Karpenter's output goes.
+func (l *Local) KarpenterLog() string { return filepath.Join(l.dir, "logs", "karpenter.log") }
+
+func (l *Local) karpenterSpec(st state) process.Spec {
+	return process.Spec{
+		Name: "karpenter", Path: st.KarpenterBinary, Dir: l.dir,
+		LogFile: l.KarpenterLog(), PIDFile: filepath.Join(l.dir, "karpenter.pid"),
+		Env: append(os.Environ(),
+			"KUBECONFIG="+l.Kubeconfig(),
+			"SYSTEM_NAMESPACE="+KarpenterNamespace,
+			"DISABLE_LEADER_ELECTION=true",
+			"METRICS_PORT="+strconv.Itoa(st.KarpenterMetricsPort),
+			"HEALTH_PROBE_PORT="+strconv.Itoa(st.KarpenterHealthPort),
+			"INSTANCE_TYPES_FILE_PATH="+l.tc.Paths().InstanceTypes,
+		),
+	}
+}
+
+// KarpenterNamespace is Karpenter's system namespace.
+const KarpenterNamespace = "karpenter"
+
+func (l *Local) readState() (state, error) {
+	b, err := os.ReadFile(l.statePath())
+	if errors.Is(err, os.ErrNotExist) {
+		return state{}, &NotFoundError{Name: l.opts.name, WorkDir: l.dir}
+	}
+	if err != nil {
+		return state{}, fmt.Errorf("failed to read cluster state: %w", err)
+	}
+	var st state
+	if err := json.Unmarshal(b, &st); err != nil {
+		return state{}, fmt.Errorf("failed to read cluster state %s: %w (remove it with `nodeprint cluster down --name %s`)", l.statePath(), err, l.opts.name)
+	}
+	return st, nil
+}
+
+func (l *Local) writeState(st state) error {
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(l.statePath(), b, 0o600)
+}
+
+// phase runs f as a named phase with progress events; a failure becomes a *PhaseError.
+func (l *Local) phase(ctx context.Context, name, msg string, f func(ctx context.Context) error) error {
+	start := time.Now()
+	l.opts.progress(Event{Phase: name, Message: msg})
+	if err := f(ctx); err != nil {
+		if ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+			err = fmt.Errorf("%w (%w)", ctx.Err(), err)
+		}
+		var pe *PhaseError
+		if errors.As(err, &pe) {
+			return err
+		}
+		return &PhaseError{Phase: name, Err: err}
+	}
+	l.opts.progress(Event{Phase: name, Done: true, Elapsed: time.Since(start), Message: msg})
+	return nil
+}
+
+// Up starts the cluster. On failure or cancellation it rolls back: nothing
+// it started is left running and its directory is removed.
+func (l *Local) Up(ctx context.Context) (err error) {
+	if _, statErr := os.Stat(l.dir); statErr == nil {
+		if st, err := l.Status(ctx); err == nil && st.Healthy() {
+			return fmt.Errorf("%w: %q is up (kubeconfig %s)", ErrAlreadyRunning, l.opts.name, l.Kubeconfig())
+		}
+		return fmt.Errorf("%w: %q has a work directory %s but is not healthy: run `nodeprint cluster down --name %s` first",
+			ErrAlreadyRunning, l.opts.name, l.dir, l.opts.name)
+	}
+	if err := l.phase(ctx, "toolchain", "checking the binaries in "+l.tc.Bin, func(ctx context.Context) error {
+		return l.tc.Ensure(ctx, l.opts.buildLog)
+	}); err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, l.opts.timeout)
+	defer cancel()
+	if err := os.MkdirAll(filepath.Join(l.dir, "logs"), 0o700); err != nil {
+		return fmt.Errorf("failed to create %s: %w", l.dir, err)
+	}
+	defer func() {
+		if err == nil {
+			return
+		}
+		// Roll back with a fresh context: the caller's may be what failed.
+		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer rcancel()
+		l.opts.progress(Event{Phase: "rollback", Message: "stopping what was started"})
+		if derr := l.Down(rctx); derr != nil {
+			err = errors.Join(err, fmt.Errorf("rollback: %w", derr))
+		}
+	}()
+
+	st := state{Name: l.opts.name, CreatedAt: time.Now().UTC(), KubernetesVersion: l.tc.Versions.Kubernetes,
+		KarpenterVersion: l.tc.Versions.Karpenter, KarpenterBinary: l.tc.Paths().Karpenter}
+	if err := l.writeState(st); err != nil {
+		return err
+	}
+
+	if err := l.phase(ctx, "control-plane", "starting etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok-controller, metrics-server", l.startControlPlane); err != nil {
+		return err
+	}
+	if err := l.phase(ctx, "crds", "applying Karpenter's CRDs from the pinned module and KWOK's stages", l.applyManifests); err != nil {
+		return err
+	}
+	if err := l.phase(ctx, "karpenter", "starting Karpenter "+st.KarpenterVersion+" (KWOK provider)", func(ctx context.Context) error {
+		var err error
+		st, err = l.startKarpenter(ctx, st)
+		return err
+	}); err != nil {
+		return err
+	}
+	return l.phase(ctx, "ready", "checking every component end to end", func(ctx context.Context) error {
+		return l.waitHealthy(ctx)
+	})
+}
+
+// startControlPlane runs `kwokctl create cluster` in a process group of its
+// own: a Ctrl-C in the terminal reaches only the harness, which cancels ctx
+// and then rolls back with `kwokctl delete cluster`.
+func (l *Local) startControlPlane(ctx context.Context) error {
+	cfg := filepath.Join(l.dir, "kwokctl.yaml")
+	if err := writeKwokctlConfig(cfg, l.tc, filepath.Join(l.dir, "cache")); err != nil {
+		return err
+	}
+	logPath := filepath.Join(l.dir, "logs", "kwokctl.log")
+	err := l.kwokctl(ctx, logPath, "create", "cluster", "--config", cfg,
+		"--kubeconfig", filepath.Join(l.dir, "kubeconfig.merged"), "--wait", "2m")
+	if err != nil {
+		return &PhaseError{Phase: "control-plane", Err: err, LogHint: logPath}
+	}
+	return nil
+}
+
+func (l *Local) kwokctl(ctx context.Context, logPath string, args ...string) error {
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("failed to open %s: %w", logPath, err)
+	}
+	defer logf.Close()
+	full := append([]string{"--name", l.opts.name}, args...)
+	cmd := exec.CommandContext(ctx, l.tc.Paths().Kwokctl, full...)
+	cmd.Env = append(os.Environ(), "KWOK_WORKDIR="+l.kwokDir())
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	cmd.WaitDelay = 15 * time.Second
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("kwokctl %v: %w", args[:2], err)
+	}
+	return nil
+}
+
+func freePort() (int, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("failed to find a free port: %w", err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port, nil
+}

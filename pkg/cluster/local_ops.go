@@ -1,0 +1,337 @@
+package cluster
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/nodeprint/nodeprint/pkg/kube"
+	"github.com/nodeprint/nodeprint/pkg/process"
+)
+
+// BaseStagesDir holds the project's own KWOK stages that every cluster gets,
+// relative to the repository root.
+const BaseStagesDir = "fixtures/kwok-stages/base"
+
+// applyManifests applies Karpenter's CRDs, waits until they are served, and
+// applies the KWOK stages and resource-usage rules the simulation runs on.
+func (l *Local) applyManifests(ctx context.Context) error {
+	c, err := kube.NewClient(l.Kubeconfig())
+	if err != nil {
+		return err
+	}
+	crds, err := kube.DecodeFiles(l.tc.Paths().KarpenterCRDs)
+	if err != nil {
+		return err
+	}
+	if err := kube.Apply(ctx, c, crds...); err != nil {
+		return err
+	}
+	for _, crd := range crds {
+		if err := waitEstablished(ctx, c, crd.GetName()); err != nil {
+			return err
+		}
+	}
+	// kwok-controller reads these kinds from the API server (see
+	// dynamicKinds), so the defaults kwokctl would otherwise build in are
+	// applied here: KWOK's fast node and pod lifecycles, the lease heartbeat,
+	// usage from annotations and the resource-metrics endpoint, plus the
+	// project's own base stages.
+	k := l.tc.Paths().KwokKustomize
+	stages, err := kube.DecodeFiles(
+		filepath.Join(k, "stage", "node", "fast"),
+		filepath.Join(k, "stage", "node", "heartbeat-with-lease"),
+		filepath.Join(k, "stage", "pod", "fast"),
+		filepath.Join(k, "metrics", "usage", "usage-from-annotation.yaml"),
+		filepath.Join(k, "metrics", "resource", "metrics-resource.yaml"),
+		filepath.Join(l.tc.Root, BaseStagesDir),
+	)
+	if err != nil {
+		return err
+	}
+	ns := &unstructured.Unstructured{}
+	ns.SetAPIVersion("v1")
+	ns.SetKind("Namespace")
+	ns.SetName(KarpenterNamespace)
+	return kube.Apply(ctx, c, append(stages, ns)...)
+}
+
+func waitEstablished(ctx context.Context, c client.Client, name string) error {
+	err := wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		crd := &apiextensionsv1.CustomResourceDefinition{}
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, crd); err != nil {
+			return false, client.IgnoreNotFound(err)
+		}
+		for _, cond := range crd.Status.Conditions {
+			if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for CRD %s to be established: %w", name, err)
+	}
+	return nil
+}
+
+// startKarpenter starts Karpenter on two free loopback ports and waits for
+// its readiness probe.
+func (l *Local) startKarpenter(ctx context.Context, st state) (state, error) {
+	var err error
+	if st.KarpenterHealthPort, err = freePort(); err != nil {
+		return st, err
+	}
+	if st.KarpenterMetricsPort, err = freePort(); err != nil {
+		return st, err
+	}
+	if err := l.writeState(st); err != nil {
+		return st, err
+	}
+	h, err := process.Start(l.karpenterSpec(st))
+	if err != nil {
+		return st, err
+	}
+	url := fmt.Sprintf("http://127.0.0.1:%d/readyz", st.KarpenterHealthPort)
+	last := time.Now()
+	err = wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		if !h.Alive() {
+			return false, fmt.Errorf("karpenter exited during start-up: %w", process.ErrExited)
+		}
+		if time.Since(last) > 5*time.Second {
+			l.opts.progress(Event{Phase: "karpenter", Message: "waiting for Karpenter's readiness probe " + url})
+			last = time.Now()
+		}
+		return httpOK(ctx, url) == nil, nil
+	})
+	if err != nil {
+		return st, &PhaseError{Phase: "karpenter", Err: err, LogHint: l.KarpenterLog()}
+	}
+	return st, nil
+}
+
+// waitHealthy polls Status until every component is healthy, reporting
+// which ones it is still waiting for.
+func (l *Local) waitHealthy(ctx context.Context) error {
+	var last Status
+	lastReport := time.Now()
+	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		st, err := l.Status(ctx)
+		if err != nil {
+			return false, err
+		}
+		last = st
+		if st.Healthy() {
+			return true, nil
+		}
+		if time.Since(lastReport) > 5*time.Second {
+			l.opts.progress(Event{Phase: "ready", Message: "waiting for " + unhealthy(st)})
+			lastReport = time.Now()
+		}
+		return false, nil
+	})
+	if err != nil {
+		return fmt.Errorf("%w; not healthy: %s", err, unhealthy(last))
+	}
+	return nil
+}
+
+func unhealthy(st Status) string {
+	var out []string
+	for _, c := range st.Components {
+		if !c.Healthy {
+			out = append(out, c.Name+" ("+c.Detail+")")
+		}
+	}
+	if len(out) == 0 {
+		return "nothing"
+	}
+	return strings.Join(out, ", ")
+}
+
+var insecureLoopback = &http.Client{
+	Timeout: 2 * time.Second,
+	// The components serve self-signed certificates on 127.0.0.1; the probe
+	// only asks whether they answer /healthz, it sends no credentials.
+	Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, //nolint:gosec
+}
+
+func httpOK(ctx context.Context, url string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := insecureLoopback.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s %s", url, resp.Status, strings.TrimSpace(string(body)))
+	}
+	return nil
+}
+
+// Status probes every component of the cluster.
+func (l *Local) Status(ctx context.Context) (Status, error) {
+	out := Status{Name: l.opts.name, Provider: string(KindLocal), Kubeconfig: l.Kubeconfig()}
+	st, err := l.readState()
+	if err != nil {
+		return out, err
+	}
+	out.Exists = true
+	out.KubernetesVersion, out.KarpenterVersion = st.KubernetesVersion, st.KarpenterVersion
+	add := func(name string, err error, ok string, pid int) {
+		cs := ComponentStatus{Name: name, Healthy: err == nil, Detail: ok, PID: pid}
+		if err != nil {
+			cs.Detail = err.Error()
+		}
+		out.Components = append(out.Components, cs)
+	}
+	ports, perr := readKwokPorts(l.clusterDir())
+	pid := func(component string) int {
+		b, err := os.ReadFile(filepath.Join(l.clusterDir(), "pids", component+".pid"))
+		if err != nil {
+			return 0
+		}
+		var p int
+		_, _ = fmt.Sscanf(string(b), "%d", &p)
+		return p
+	}
+	cfg, cerr := kube.Config(l.Kubeconfig())
+	var cs *kubernetes.Clientset
+	if cerr == nil {
+		cfg.Timeout = 3 * time.Second
+		cs, cerr = kubernetes.NewForConfig(cfg)
+	}
+	// kube-apiserver's /readyz includes its etcd check.
+	apiErr := cerr
+	if apiErr == nil {
+		_, apiErr = cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+		if apiErr == nil {
+			if v, err := cs.Discovery().ServerVersion(); err == nil {
+				out.KubernetesVersion = v.GitVersion
+			}
+		}
+	}
+	add("etcd", apiErr, "ready (through kube-apiserver /readyz)", pid("etcd"))
+	add("kube-apiserver", apiErr, "/readyz ok", pid("kube-apiserver"))
+	probe := func(name, scheme string, port int) {
+		if perr != nil {
+			add(name, perr, "", pid(name))
+			return
+		}
+		url := fmt.Sprintf("%s://127.0.0.1:%d/healthz", scheme, port)
+		add(name, httpOK(ctx, url), url+" ok", pid(name))
+	}
+	secure := "https"
+	if ports.SecurePort != nil && !*ports.SecurePort {
+		secure = "http"
+	}
+	probe("kube-controller-manager", secure, ports.KubeControllerManagerPort)
+	probe("kube-scheduler", secure, ports.KubeSchedulerPort)
+	probe("kwok-controller", "http", ports.KwokControllerPort)
+	msErr := cerr
+	if msErr == nil {
+		msErr = apiServiceAvailable(ctx, l.Kubeconfig(), "v1beta1.metrics.k8s.io")
+	}
+	add("metrics-server", msErr, "APIService v1beta1.metrics.k8s.io available", pid("metrics-server"))
+
+	kerr := error(nil)
+	h, err := process.Adopt(l.karpenterSpec(st))
+	kpid := 0
+	switch {
+	case err != nil:
+		kerr = fmt.Errorf("not running: %w (log: %s)", err, l.KarpenterLog())
+	default:
+		kpid = h.PID
+		kerr = httpOK(ctx, fmt.Sprintf("http://127.0.0.1:%d/readyz", st.KarpenterHealthPort))
+	}
+	add("karpenter", kerr, fmt.Sprintf("%s /readyz ok", st.KarpenterVersion), kpid)
+	return out, nil
+}
+
+func apiServiceAvailable(ctx context.Context, kubeconfig, name string) error {
+	c, err := kube.NewClient(kubeconfig)
+	if err != nil {
+		return err
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiregistration.k8s.io", Version: "v1", Kind: "APIService"})
+	if err := c.Get(ctx, client.ObjectKey{Name: name}, u); err != nil {
+		return err
+	}
+	conds, _, _ := unstructured.NestedSlice(u.Object, "status", "conditions")
+	for _, ci := range conds {
+		m, _ := ci.(map[string]any)
+		if m["type"] == "Available" {
+			if m["status"] == "True" {
+				return nil
+			}
+			return fmt.Errorf("APIService %s not available: %v", name, m["message"])
+		}
+	}
+	return fmt.Errorf("APIService %s has no Available condition yet", name)
+}
+
+// Down stops Karpenter and the control plane, kills any process still
+// running from the cluster's directory, and removes the directory. It goes
+// on after a failed step and returns every error.
+func (l *Local) Down(ctx context.Context) error {
+	if _, err := os.Stat(l.dir); errors.Is(err, os.ErrNotExist) {
+		l.opts.progress(Event{Phase: "down", Done: true, Message: fmt.Sprintf("no cluster named %q: nothing to stop", l.opts.name)})
+		return nil
+	}
+	start := time.Now()
+	var errs []error
+	if st, err := l.readState(); err == nil && st.KarpenterBinary != "" {
+		l.opts.progress(Event{Phase: "down", Message: "stopping Karpenter"})
+		if h, err := process.Adopt(l.karpenterSpec(st)); err == nil {
+			if err := h.Stop(ctx, 10*time.Second); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if _, err := os.Stat(l.clusterDir()); err == nil {
+		l.opts.progress(Event{Phase: "down", Message: "stopping the control plane (kwokctl delete cluster)"})
+		if err := l.kwokctl(ctx, filepath.Join(l.dir, "logs", "kwokctl.log"), "delete", "cluster"); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	// Whatever survived (a component kwokctl lost track of during an
+	// interrupted start) still names the work directory on its command line.
+	if pids, err := process.FindByArgument(l.dir); err != nil {
+		errs = append(errs, err)
+	} else if len(pids) > 0 {
+		l.opts.progress(Event{Phase: "down", Message: fmt.Sprintf("killing %d leftover process(es)", len(pids))})
+		if err := process.KillAndWait(ctx, pids); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := os.RemoveAll(l.dir); err != nil {
+		errs = append(errs, fmt.Errorf("failed to remove %s: %w", l.dir, err))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("failed to stop cluster %q cleanly: %w", l.opts.name, err)
+	}
+	l.opts.progress(Event{Phase: "down", Done: true, Elapsed: time.Since(start), Message: fmt.Sprintf("cluster %q stopped and removed", l.opts.name)})
+	return nil
+}
+
+// Client returns a client for the cluster.
+func (l *Local) Client() (client.Client, error) { return kube.NewClient(l.Kubeconfig()) }

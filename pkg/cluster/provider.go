@@ -1,0 +1,198 @@
+// Package cluster brings up and tears down the cluster nodeprint runs on.
+//
+// The local provider (the default) needs no Docker: kwokctl's binary runtime
+// starts a real control plane (etcd, kube-apiserver, kube-controller-manager,
+// kube-scheduler, kwok-controller, metrics-server) from the binaries in bin/,
+// and Karpenter with its KWOK cloud provider runs as a process the provider
+// owns. Everything listens on 127.0.0.1, on ports chosen at start, so two
+// clusters with different names run side by side.
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"time"
+
+	"github.com/nodeprint/nodeprint/pkg/toolchain"
+)
+
+// Provider is a cluster nodeprint can run scenarios on.
+type Provider interface {
+	// Up starts the cluster and returns when every component is healthy. A
+	// failed or cancelled Up rolls back what it started.
+	Up(ctx context.Context) error
+	// Down stops everything Up started and removes its files. Errors are
+	// aggregated: Down goes on after a step fails.
+	Down(ctx context.Context) error
+	// Kubeconfig is the path of an admin kubeconfig for the cluster.
+	Kubeconfig() string
+	// Status probes every component.
+	Status(ctx context.Context) (Status, error)
+}
+
+// Status is what Status found.
+type Status struct {
+	Name              string
+	Provider          string
+	Exists            bool
+	KubernetesVersion string
+	KarpenterVersion  string
+	Kubeconfig        string
+	Components        []ComponentStatus
+}
+
+// Healthy reports whether the cluster exists and every component is healthy.
+func (s Status) Healthy() bool {
+	if !s.Exists || len(s.Components) == 0 {
+		return false
+	}
+	for _, c := range s.Components {
+		if !c.Healthy {
+			return false
+		}
+	}
+	return true
+}
+
+// ComponentStatus is one component's health.
+type ComponentStatus struct {
+	Name    string
+	Healthy bool
+	// Detail says what was checked, or why it failed.
+	Detail string
+	PID    int
+}
+
+// Event is a progress report from a long operation.
+type Event struct {
+	// Phase is the step: toolchain, control-plane, crds, stages, karpenter, ready, rollback, down.
+	Phase string
+	// Done is true when the phase finished; Elapsed is then its duration.
+	Done    bool
+	Elapsed time.Duration
+	// Message says what is happening or being waited for.
+	Message string
+}
+
+// Kind names a provider.
+type Kind string
+
+// The providers.
+const (
+	KindLocal    Kind = "local"
+	KindKind     Kind = "kind"
+	KindExisting Kind = "existing"
+)
+
+// Options are shared by the providers.
+type Options struct {
+	name      string
+	progress  func(Event)
+	toolchain *toolchain.Toolchain
+	workRoot  string
+	timeout   time.Duration
+	buildLog  io.Writer
+}
+
+// Option configures a provider.
+type Option func(*Options)
+
+// WithName sets the cluster's name (default "nodeprint"). It must be a DNS
+// label of at most 40 characters: it becomes part of paths and commands.
+func WithName(name string) Option { return func(o *Options) { o.name = name } }
+
+// WithProgress receives progress events (default: none).
+func WithProgress(f func(Event)) Option { return func(o *Options) { o.progress = f } }
+
+// WithToolchain sets where the binaries are (default: toolchain.Find()).
+func WithToolchain(t *toolchain.Toolchain) Option { return func(o *Options) { o.toolchain = t } }
+
+// WithWorkRoot sets the directory under which each cluster keeps its state
+// in a folder named after it (default: <repository>/.work/clusters).
+func WithWorkRoot(dir string) Option { return func(o *Options) { o.workRoot = dir } }
+
+// WithTimeout bounds Up (default 3 minutes, not counting a toolchain build).
+func WithTimeout(d time.Duration) Option { return func(o *Options) { o.timeout = d } }
+
+// WithBuildOutput receives the toolchain build's output when Up has to build
+// missing binaries (default: discarded).
+func WithBuildOutput(w io.Writer) Option { return func(o *Options) { o.buildLog = w } }
+
+// DefaultName is the cluster name used when none is given.
+const DefaultName = "nodeprint"
+
+var nameRE = regexp.MustCompile(`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`)
+
+// ValidateName checks a cluster name before it reaches a path or a command line.
+func ValidateName(name string) error {
+	if len(name) > 40 || !nameRE.MatchString(name) {
+		return &InvalidNameError{Name: name}
+	}
+	return nil
+}
+
+// InvalidNameError is returned for a cluster name that is not a short DNS label.
+type InvalidNameError struct{ Name string }
+
+func (e *InvalidNameError) Error() string {
+	return fmt.Sprintf("invalid cluster name %q: use 1 to 40 lowercase letters, digits and '-', starting and ending with a letter or digit", e.Name)
+}
+
+// NotImplementedError is returned by providers that do not exist yet.
+type NotImplementedError struct{ Kind Kind }
+
+func (e *NotImplementedError) Error() string {
+	return fmt.Sprintf("the %s cluster provider is not implemented yet; use the local provider", e.Kind)
+}
+
+// NotFoundError is returned when an operation needs a cluster that does not exist.
+type NotFoundError struct{ Name, WorkDir string }
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("no cluster named %q (nothing in %s): start it with `nodeprint cluster up --name %s`", e.Name, e.WorkDir, e.Name)
+}
+
+// PhaseError says which phase of Up failed; the cause is wrapped.
+type PhaseError struct {
+	Phase string
+	Err   error
+	// LogHint names a log file worth reading, if any.
+	LogHint string
+}
+
+func (e *PhaseError) Error() string {
+	msg := fmt.Sprintf("cluster did not come up: %s: %v", e.Phase, e.Err)
+	if e.LogHint != "" {
+		msg += " (see " + e.LogHint + ")"
+	}
+	return msg
+}
+
+func (e *PhaseError) Unwrap() error { return e.Err }
+
+// ErrAlreadyRunning is wrapped when Up finds the cluster already there.
+var ErrAlreadyRunning = errors.New("cluster already exists")
+
+// New returns the provider of the given kind.
+func New(kind Kind, opts ...Option) (Provider, error) {
+	switch kind {
+	case KindLocal, "":
+		return NewLocal(opts...)
+	case KindKind, KindExisting:
+		return &notImplemented{kind: kind}, nil
+	default:
+		return nil, fmt.Errorf("unknown cluster provider %q: want local, kind or existing", kind)
+	}
+}
+
+type notImplemented struct{ kind Kind }
+
+func (n *notImplemented) Up(context.Context) error   { return &NotImplementedError{Kind: n.kind} }
+func (n *notImplemented) Down(context.Context) error { return &NotImplementedError{Kind: n.kind} }
+func (n *notImplemented) Kubeconfig() string         { return "" }
+func (n *notImplemented) Status(context.Context) (Status, error) {
+	return Status{}, &NotImplementedError{Kind: n.kind}
+}

@@ -1,0 +1,256 @@
+// Package process starts and stops the long-running programs the harness
+// owns (Karpenter, in particular). Each process runs in a session of its own,
+// so a Ctrl-C in the terminal reaches only the harness, which then stops its
+// processes in order; a pid file lets a later invocation (`nodeprint cluster
+// down`) find and stop a process that an earlier one started.
+package process
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Spec describes a process to start.
+type Spec struct {
+	// Name is for messages only.
+	Name string
+	// Path is the binary; it must exist.
+	Path string
+	Args []string
+	// Env is the complete environment (nil: the harness's own).
+	Env []string
+	Dir string
+	// LogFile receives stdout and stderr (appended).
+	LogFile string
+	// PIDFile, when set, records the pid while the process runs.
+	PIDFile string
+}
+
+// Handle is a started process.
+type Handle struct {
+	Spec Spec
+	PID  int
+	cmd  *exec.Cmd // nil when adopted from a pid file
+	done chan struct{}
+	err  error
+}
+
+// Start starts the process. It returns once the process exists; readiness
+// is the caller's to check.
+func Start(spec Spec) (*Handle, error) {
+	if _, err := os.Stat(spec.Path); err != nil {
+		return nil, fmt.Errorf("failed to start %s: binary %s: %w (run `make tools`)", spec.Name, spec.Path, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(spec.LogFile), 0o755); err != nil {
+		return nil, fmt.Errorf("failed to create the log directory for %s: %w", spec.Name, err)
+	}
+	logf, err := os.OpenFile(spec.LogFile, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("failed to open the log of %s: %w", spec.Name, err)
+	}
+	defer logf.Close() // the child keeps its own descriptor
+	cmd := exec.Command(spec.Path, spec.Args...)
+	cmd.Env, cmd.Dir = spec.Env, spec.Dir
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("failed to start %s: %w", spec.Name, err)
+	}
+	h := &Handle{Spec: spec, PID: cmd.Process.Pid, cmd: cmd, done: make(chan struct{})}
+	go func() {
+		h.err = cmd.Wait()
+		close(h.done)
+	}()
+	if spec.PIDFile != "" {
+		if err := os.WriteFile(spec.PIDFile, []byte(strconv.Itoa(h.PID)+"\n"), 0o600); err != nil {
+			_ = h.Stop(context.Background(), time.Second)
+			return nil, fmt.Errorf("failed to write the pid file of %s: %w", spec.Name, err)
+		}
+	}
+	return h, nil
+}
+
+// Adopt returns a handle for a process recorded in a pid file by an earlier
+// invocation. It fails with os.ErrNotExist when no live process with the
+// expected binary has that pid (a stale pid file, or a pid reused by another
+// program).
+func Adopt(spec Spec) (*Handle, error) {
+	b, err := os.ReadFile(spec.PIDFile)
+	if err != nil {
+		return nil, err
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil || pid <= 0 {
+		return nil, fmt.Errorf("pid file %s: %q is not a pid", spec.PIDFile, strings.TrimSpace(string(b)))
+	}
+	if !Runs(pid, spec.Path) {
+		return nil, fmt.Errorf("%s (pid %d from %s) is not running: %w", spec.Name, pid, spec.PIDFile, os.ErrNotExist)
+	}
+	return &Handle{Spec: spec, PID: pid}, nil
+}
+
+// Exited is closed when a process started by this handle exits; nil for an
+// adopted process.
+func (h *Handle) Exited() <-chan struct{} { return h.done }
+
+// Alive reports whether the process still runs.
+func (h *Handle) Alive() bool {
+	if h.done != nil {
+		select {
+		case <-h.done:
+			return false
+		default:
+			return true
+		}
+	}
+	return Runs(h.PID, h.Spec.Path)
+}
+
+// Stop sends SIGTERM, waits up to grace, then SIGKILL, and waits for the
+// process to be gone (bounded by ctx). The pid file is removed.
+func (h *Handle) Stop(ctx context.Context, grace time.Duration) error {
+	defer func() {
+		if h.Spec.PIDFile != "" {
+			_ = os.Remove(h.Spec.PIDFile)
+		}
+	}()
+	if !h.Alive() {
+		return nil
+	}
+	_ = syscall.Kill(h.PID, syscall.SIGTERM)
+	if h.waitGone(ctx, grace) {
+		return nil
+	}
+	_ = syscall.Kill(h.PID, syscall.SIGKILL)
+	if h.waitGone(ctx, 10*time.Second) {
+		return nil
+	}
+	return fmt.Errorf("failed to stop %s (pid %d): still running after SIGKILL", h.Spec.Name, h.PID)
+}
+
+func (h *Handle) waitGone(ctx context.Context, d time.Duration) bool {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	if h.done != nil {
+		select {
+		case <-h.done:
+			return true
+		case <-timer.C:
+		case <-ctx.Done():
+		}
+		return false
+	}
+	// An adopted process is not our child: nothing to wait on, so look.
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if !Runs(h.PID, h.Spec.Path) {
+			return true
+		}
+		select {
+		case <-tick.C:
+		case <-timer.C:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// Runs reports whether pid is a live (not zombie) process running binary
+// (compared by the path in /proc/<pid>/exe or, failing that, argv[0]).
+func Runs(pid int, binary string) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	// The state follows the command name, which is in parentheses and may hold spaces.
+	if i := strings.LastIndexByte(string(stat), ')'); i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
+		return false
+	}
+	if binary == "" {
+		return true
+	}
+	if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil {
+		return strings.TrimSuffix(exe, " (deleted)") == binary
+	}
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return false
+	}
+	argv0, _, _ := strings.Cut(string(cmdline), "\x00")
+	return argv0 == binary
+}
+
+// FindByPrefix lists live processes whose executable is under dir; the
+// tests use it to prove that nothing the harness started is left behind.
+func FindByPrefix(dir string) ([]int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, fmt.Errorf("failed to list /proc: %w", err)
+	}
+	dir = filepath.Clean(dir) + string(filepath.Separator)
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+		if err != nil {
+			continue
+		}
+		if strings.HasPrefix(exe, dir) && Runs(pid, "") {
+			pids = append(pids, pid)
+		}
+	}
+	return pids, nil
+}
+
+// ErrExited is wrapped by errors about a process that exited on its own.
+var ErrExited = errors.New("process exited")
+
+// FindByArgument lists live processes with an argument that contains s:
+// kwokctl passes each component paths inside the cluster's work directory,
+// so this finds every process of a cluster, even one whose pid file was lost.
+func FindByArgument(s string) ([]int, error) {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, fmt.Errorf("failed to list /proc: %w", err)
+	}
+	var pids []int
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		if err != nil || !strings.Contains(string(b), s) || !Runs(pid, "") {
+			continue
+		}
+		pids = append(pids, pid)
+	}
+	return pids, nil
+}
+
+// KillAndWait sends SIGKILL to each pid and waits until they are gone.
+func KillAndWait(ctx context.Context, pids []int) error {
+	for _, pid := range pids {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	for _, pid := range pids {
+		h := &Handle{Spec: Spec{Name: fmt.Sprintf("pid %d", pid)}, PID: pid}
+		if !h.waitGone(ctx, 10*time.Second) {
+			return fmt.Errorf("pid %d survived SIGKILL", pid)
+		}
+	}
+	return nil
+}

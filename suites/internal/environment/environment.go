@@ -1,0 +1,76 @@
+// Package environment is the suites' shared Ginkgo glue: it brings the
+// cluster up once per suite and holds the assertion helpers (Expect…,
+// EventuallyExpect…), in the style of Karpenter's test/pkg/environment.
+// It lives under suites/ because nothing in pkg/ may know Ginkgo: the CLI
+// uses pkg/ too.
+package environment
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
+	. "github.com/onsi/gomega"    //nolint:revive,staticcheck
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/nodeprint/nodeprint/pkg/cluster"
+	"github.com/nodeprint/nodeprint/pkg/kube"
+)
+
+// ReuseClusterEnv names an already running local cluster to use instead of
+// starting one (it is then left running). Handy while writing specs:
+//
+//	nodeprint cluster up --name dev && NODEPRINT_CLUSTER=dev go test ./suites/smoke/
+const ReuseClusterEnv = "NODEPRINT_CLUSTER"
+
+// Environment is what specs use: a client for the suite's cluster.
+type Environment struct {
+	Kubeconfig string
+	Client     client.Client
+}
+
+// StartCluster brings the suite's local cluster up (building the toolchain
+// if it is missing) and registers its teardown. Call it from
+// SynchronizedBeforeSuite's first function; it returns the kubeconfig path
+// to hand to every parallel process.
+func StartCluster(ctx context.Context, suite string) string {
+	GinkgoHelper()
+	progress := cluster.WithProgress(func(e cluster.Event) {
+		if e.Done && e.Elapsed > 0 {
+			fmt.Fprintf(GinkgoWriter, "cluster: %-13s done in %s\n", e.Phase, e.Elapsed.Round(10*time.Millisecond))
+			return
+		}
+		fmt.Fprintf(GinkgoWriter, "cluster: %-13s %s\n", e.Phase, e.Message)
+	})
+	if name := os.Getenv(ReuseClusterEnv); name != "" {
+		By(fmt.Sprintf("reusing the running cluster %q (%s)", name, ReuseClusterEnv))
+		p, err := cluster.NewLocal(cluster.WithName(name), progress)
+		Expect(err).NotTo(HaveOccurred())
+		st, err := p.Status(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(st.Healthy()).To(BeTrue(), "cluster %q is not healthy: %+v", name, st.Components)
+		return p.Kubeconfig()
+	}
+	name := fmt.Sprintf("%s-%d", suite, os.Getpid())
+	By(fmt.Sprintf("starting the local cluster %q", name))
+	p, err := cluster.NewLocal(cluster.WithName(name), progress, cluster.WithBuildOutput(GinkgoWriter))
+	Expect(err).NotTo(HaveOccurred())
+	// Registered before Up: Up rolls itself back, and Down of a cluster that
+	// is not there is a no-op, so this is right on every path.
+	DeferCleanup(func(ctx SpecContext) {
+		By(fmt.Sprintf("stopping the local cluster %q", name))
+		Expect(p.Down(ctx)).To(Succeed())
+	}, NodeTimeout(2*time.Minute))
+	Expect(p.Up(ctx)).To(Succeed())
+	return p.Kubeconfig()
+}
+
+// New connects to the cluster whose kubeconfig StartCluster returned.
+func New(kubeconfig string) *Environment {
+	GinkgoHelper()
+	c, err := kube.NewClient(kubeconfig)
+	Expect(err).NotTo(HaveOccurred())
+	return &Environment{Kubeconfig: kubeconfig, Client: c}
+}

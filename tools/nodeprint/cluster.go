@@ -1,0 +1,195 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nodeprint/nodeprint/pkg/cluster"
+)
+
+type clusterFlags struct {
+	name     string
+	provider string
+	timeout  time.Duration
+}
+
+func newClusterCmd(stdout, stderr io.Writer) *cobra.Command {
+	f := &clusterFlags{}
+	cmd := &cobra.Command{
+		Use:   "cluster",
+		Short: "Start, stop and inspect the cluster the suites run on",
+		Args:  cobra.NoArgs,
+	}
+	cmd.PersistentFlags().StringVar(&f.name, "name", cluster.DefaultName, "cluster name (clusters with different names run side by side)")
+	cmd.PersistentFlags().StringVar(&f.provider, "provider", string(cluster.KindLocal), "cluster provider: local, kind or existing")
+	up := &cobra.Command{
+		Use:   "up",
+		Short: "Start a local control plane and Karpenter (KWOK provider); builds missing binaries first",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return clusterUp(cmd, f, stdout, stderr)
+		},
+	}
+	up.Flags().DurationVar(&f.timeout, "timeout", 3*time.Minute, "how long to wait for the cluster to become healthy (a toolchain build is not counted)")
+	down := &cobra.Command{
+		Use:   "down",
+		Short: "Stop the cluster and remove its files",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, err := provider(f, stderr)
+			if err != nil {
+				return err
+			}
+			return p.Down(cmd.Context())
+		},
+	}
+	status := &cobra.Command{
+		Use:   "status",
+		Short: "Probe every component and print its health; exit 3 when one is unhealthy",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, err := provider(f, io.Discard)
+			if err != nil {
+				return err
+			}
+			st, err := p.Status(cmd.Context())
+			if err != nil {
+				var nf *cluster.NotFoundError
+				if errors.As(err, &nf) {
+					return &cluster.PhaseError{Phase: "status", Err: err}
+				}
+				return err
+			}
+			printStatus(stdout, st)
+			if !st.Healthy() {
+				return &cluster.PhaseError{Phase: "status", Err: fmt.Errorf("unhealthy components in cluster %q", st.Name)}
+			}
+			return nil
+		},
+	}
+	kubeconfig := &cobra.Command{
+		Use:   "kubeconfig",
+		Short: "Print the path of the cluster's admin kubeconfig (export KUBECONFIG=$(nodeprint cluster kubeconfig))",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, err := provider(f, io.Discard)
+			if err != nil {
+				return err
+			}
+			if _, err := os.Stat(p.Kubeconfig()); err != nil {
+				return &cluster.NotFoundError{Name: f.name, WorkDir: p.Kubeconfig()}
+			}
+			fmt.Fprintln(stdout, p.Kubeconfig())
+			return nil
+		},
+	}
+	cmd.AddCommand(up, down, status, kubeconfig)
+	return cmd
+}
+
+func provider(f *clusterFlags, progress io.Writer) (cluster.Provider, error) {
+	if err := cluster.ValidateName(f.name); err != nil {
+		return nil, usageError{err}
+	}
+	start := time.Now()
+	opts := []cluster.Option{
+		cluster.WithName(f.name),
+		cluster.WithProgress(func(e cluster.Event) { printEvent(progress, start, e) }),
+		cluster.WithBuildOutput(progress),
+	}
+	if f.timeout > 0 {
+		opts = append(opts, cluster.WithTimeout(f.timeout))
+	}
+	p, err := cluster.New(cluster.Kind(f.provider), opts...)
+	if err != nil {
+		return nil, usageError{err}
+	}
+	return p, nil
+}
+
+func printEvent(w io.Writer, start time.Time, e cluster.Event) {
+	at := time.Since(start).Seconds()
+	if e.Done {
+		if e.Elapsed > 0 {
+			fmt.Fprintf(w, "[%6.1fs] %-13s done in %s\n", at, e.Phase, e.Elapsed.Round(10*time.Millisecond))
+		} else {
+			fmt.Fprintf(w, "[%6.1fs] %-13s %s\n", at, e.Phase, e.Message)
+		}
+		return
+	}
+	fmt.Fprintf(w, "[%6.1fs] %-13s %s\n", at, e.Phase, e.Message)
+}
+
+func clusterUp(cmd *cobra.Command, f *clusterFlags, stdout, stderr io.Writer) error {
+	start := time.Now()
+	type took struct {
+		phase string
+		d     time.Duration
+	}
+	var phases []took
+	if err := cluster.ValidateName(f.name); err != nil {
+		return usageError{err}
+	}
+	opts := []cluster.Option{
+		cluster.WithName(f.name),
+		cluster.WithTimeout(f.timeout),
+		cluster.WithBuildOutput(stderr),
+		cluster.WithProgress(func(e cluster.Event) {
+			printEvent(stderr, start, e)
+			if e.Done && e.Elapsed > 0 {
+				phases = append(phases, took{e.Phase, e.Elapsed})
+			}
+		}),
+	}
+	p, err := cluster.New(cluster.Kind(f.provider), opts...)
+	if err != nil {
+		return usageError{err}
+	}
+	if err := p.Up(cmd.Context()); err != nil {
+		return err
+	}
+	st, err := p.Status(cmd.Context())
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "cluster %q is up in %s (Kubernetes %s, Karpenter %s)\n", f.name,
+		time.Since(start).Round(10*time.Millisecond), st.KubernetesVersion, st.KarpenterVersion)
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "  PHASE\tTOOK")
+	for _, ph := range phases {
+		fmt.Fprintf(tw, "  %s\t%s\n", ph.phase, ph.d.Round(10*time.Millisecond))
+	}
+	_ = tw.Flush()
+	fmt.Fprintf(stdout, "kubeconfig: %s\n", p.Kubeconfig())
+	fmt.Fprintf(stdout, "stop it with: nodeprint cluster down --name %s\n", f.name)
+	return nil
+}
+
+func printStatus(w io.Writer, st cluster.Status) {
+	fmt.Fprintf(w, "cluster %q (%s): Kubernetes %s, Karpenter %s\n", st.Name, st.Provider, st.KubernetesVersion, st.KarpenterVersion)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "COMPONENT\tHEALTHY\tPID\tDETAIL")
+	for _, c := range st.Components {
+		pid := "-"
+		if c.PID > 0 {
+			pid = fmt.Sprint(c.PID)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", c.Name, yesNo(c.Healthy), pid, strings.ReplaceAll(c.Detail, "\n", " "))
+	}
+	_ = tw.Flush()
+	fmt.Fprintf(w, "kubeconfig: %s\n", st.Kubeconfig)
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}

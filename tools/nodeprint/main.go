@@ -1,0 +1,81 @@
+// Command nodeprint catches regressions in how Karpenter provisions nodes and
+// says which layer broke. See the README for the commands.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nodeprint/nodeprint/pkg/cluster"
+	"github.com/nodeprint/nodeprint/pkg/toolchain"
+)
+
+// Exit codes, documented in the README.
+const (
+	exitOK          = 0
+	exitFailed      = 1 // a regression or a wrong attribution
+	exitUsage       = 2 // bad input or usage
+	exitEnvironment = 3 // the environment failed: a cluster that did not come up, a component that died
+	exitInterrupted = 130
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// usageError marks errors that are the caller's to fix (exit 2).
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := newRootCmd(stdout, stderr)
+	root.SetArgs(args)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(stderr, "error:", err)
+	var (
+		usage   usageError
+		name    *cluster.InvalidNameError
+		missing *toolchain.MissingError
+		phase   *cluster.PhaseError
+		notImpl *cluster.NotImplementedError
+	)
+	switch {
+	case ctx.Err() != nil:
+		fmt.Fprintln(stderr, "interrupted: everything this command started was stopped")
+		return exitInterrupted
+	case errors.As(err, &usage), errors.As(err, &name), errors.As(err, &notImpl), errors.Is(err, cluster.ErrAlreadyRunning):
+		return exitUsage
+	case errors.As(err, &missing), errors.As(err, &phase):
+		return exitEnvironment
+	default:
+		return exitFailed
+	}
+}
+
+func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
+	root := &cobra.Command{
+		Use:           "nodeprint",
+		Short:         "Catch regressions in Karpenter's node provisioning and attribute them to a layer",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.AddCommand(newClusterCmd(stdout, stderr))
+	return root
+}

@@ -1,0 +1,199 @@
+#!/usr/bin/env bash
+# Builds nodeprint's toolchain from pinned Go module sources into BIN_DIR.
+#
+#   tools/toolchain/build.sh BIN_DIR COMPONENT...
+#   COMPONENT: kubernetes etcd kwok metrics-server karpenter
+#
+# Versions come from the environment (the Makefile exports them from
+# tools/toolchain/versions.mk). The committed go.mod/go.sum of each build
+# module pins the default version; another version is built in a scratch copy
+# of that module (BIN_DIR/.build/) so the committed files never change.
+# A stamp in BIN_DIR/.stamps/ records what was built; a component whose stamp
+# and outputs are present is skipped.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+bin=$(mkdir -p "$1" && cd "$1" && pwd)
+shift
+stamps="$bin/.stamps"
+mkdir -p "$stamps"
+
+: "${K8S_VERSION:?}" "${ETCD_VERSION:?}" "${KWOK_VERSION:?}" "${METRICS_SERVER_VERSION:?}" "${KARPENTER_VERSION:?}" "${APPROVED_GOTOOLCHAIN:?}"
+
+log() { printf '[toolchain] %s\n' "$*" >&2; }
+die() { printf '[toolchain] error: %s\n' "$*" >&2; exit 1; }
+
+local_go=$(GOTOOLCHAIN=local go env GOVERSION) # e.g. go1.26.8
+
+# gotoolchain MODULE VERSION prints the GOTOOLCHAIN to build MODULE@VERSION
+# with: "local" when the machine's Go is new enough, else the approved newer Go.
+gotoolchain() {
+	local gomod need
+	gomod=$(GOTOOLCHAIN=local GOFLAGS=-mod=mod go mod download -json "$1@$2" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",*$/\1/p')
+	[[ -n $gomod ]] || die "cannot download $1@$2 from the Go module proxy (is the version right?)"
+	need=$(sed -n 's/^go \([0-9.]*\).*/\1/p' "$gomod" | head -1)
+	if [[ -n $need && $(printf '%s\n%s\n' "${local_go#go}" "$need" | sort -V | tail -1) != "${local_go#go}" ]]; then
+		log "$1@$2 needs go $need (machine has ${local_go}): using GOTOOLCHAIN=$APPROVED_GOTOOLCHAIN"
+		echo "$APPROVED_GOTOOLCHAIN"
+	else
+		echo local
+	fi
+}
+
+# module_dir NAME MODULE VERSION [EXTRA go mod edit ARGS...] prints the build
+# module to use: the committed one when it already pins VERSION, else a
+# scratch copy moved to VERSION.
+module_dir() {
+	local name=$1 module=$2 version=$3
+	shift 3
+	local src="$here/$name"
+	[[ $name == karpenter ]] && src="$root/tools/karpenter"
+	if grep -qE "^[[:space:]]*(require )?$module $version( |$)" "$src/go.mod"; then
+		echo "$src"
+		return
+	fi
+	local dst="$bin/.build/$name-$version"
+	log "preparing a build module for $module@$version in $dst"
+	rm -rf "$dst" && mkdir -p "$dst" && cp -r "$src/." "$dst/"
+	(cd "$dst" && GOTOOLCHAIN=$tc go mod edit -require="$module@$version" "$@" && GOTOOLCHAIN=$tc GOFLAGS=-mod=mod go mod tidy >&2) ||
+		die "cannot resolve $module@$version; see the messages above"
+	echo "$dst"
+}
+
+# copy_yaml SRC DST DIR... copies only the YAML files of SRC/DIR to DST/DIR:
+# Go files among them would join the main module's ./... pattern.
+copy_yaml() {
+	local src=$1 dst=$2 d f
+	shift 2
+	for d in "$@"; do
+		(cd "$src" && find "$d" -name '*.yaml' -not -path '*/testdata/*') | while read -r f; do
+			mkdir -p "$dst/$(dirname "$f")"
+			cp "$src/$f" "$dst/$f"
+		done
+	done
+	chmod -R u+w "$dst"
+}
+
+stamp_ok() { # stamp_ok FILE CONTENT OUTPUT...
+	local f=$1 want=$2
+	shift 2
+	[[ -f $f && $(cat "$f") == "$want" ]] || return 1
+	local o
+	for o in "$@"; do [[ -e $o ]] || return 1; done
+}
+
+build_kubernetes() {
+	local v=$K8S_VERSION minor patch staging
+	minor=$(echo "$v" | cut -d. -f2)
+	patch=$(echo "$v" | cut -d. -f3)
+	staging="v0.$minor.$patch"
+	local outs=("$bin/kube-apiserver" "$bin/kube-controller-manager" "$bin/kube-scheduler" "$bin/kubectl")
+	local want="kubernetes $v"
+	stamp_ok "$stamps/kubernetes" "$want" "${outs[@]}" && { log "kubernetes $v: up to date"; return; }
+	tc=$(gotoolchain k8s.io/kubernetes "$v")
+	# k8s.io/kubernetes replaces its staging modules with local paths; the
+	# build module replaces each with its published version instead.
+	local reps=() m
+	for m in $(sed -n 's/^[[:space:]]*\(k8s.io\/[a-z0-9-]*\) => \(k8s.io\/[a-z0-9-]*\) v0.*/\1/p' "$here/kubernetes/go.mod"); do
+		reps+=("-replace=$m=$m@$staging")
+	done
+	local dir
+	dir=$(module_dir kubernetes k8s.io/kubernetes "$v" "${reps[@]}")
+	log "building kube-apiserver, kube-controller-manager, kube-scheduler, kubectl $v (about 6 minutes cold on 2 cores)"
+	local V=k8s.io/component-base/version
+	(cd "$dir" && GOTOOLCHAIN=$tc go build -trimpath \
+		-ldflags "-s -w -X $V.gitVersion=$v -X $V.gitMajor=1 -X $V.gitMinor=$minor -X $V.gitTreeState=clean -X $V.buildDate=1970-01-01T00:00:00Z" \
+		-o "$bin/" k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl)
+	echo "$want" >"$stamps/kubernetes"
+}
+
+build_etcd() {
+	local v=$ETCD_VERSION want="etcd $ETCD_VERSION"
+	stamp_ok "$stamps/etcd" "$want" "$bin/etcd" && { log "etcd $v: up to date"; return; }
+	tc=$(gotoolchain go.etcd.io/etcd/server/v3 "$v")
+	local dir
+	dir=$(module_dir etcd go.etcd.io/etcd/server/v3 "$v")
+	log "building etcd $v"
+	(cd "$dir" && GOTOOLCHAIN=$tc go build -trimpath -ldflags "-s -w" -o "$bin/etcd" .)
+	echo "$want" >"$stamps/etcd"
+}
+
+build_kwok() {
+	local v=$KWOK_VERSION want="kwok $KWOK_VERSION"
+	stamp_ok "$stamps/kwok" "$want" "$bin/kwok" "$bin/kwokctl" "$bin/kwok-kustomize/stage" && { log "kwok $v: up to date"; return; }
+	tc=$(gotoolchain sigs.k8s.io/kwok "$v")
+	local dir
+	dir=$(module_dir kwok sigs.k8s.io/kwok "$v")
+	log "building kwok and kwokctl $v"
+	(cd "$dir" && GOTOOLCHAIN=$tc go build -trimpath -ldflags "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=${v#v}" \
+		-o "$bin/" sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl)
+	# KWOK's own stages and metrics configs, taken from the same module, so the
+	# harness can pass them to kwokctl next to the project's own stages.
+	local src
+	src=$(cd "$dir" && GOTOOLCHAIN=$tc go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
+	rm -rf "$bin/kwok-kustomize" && mkdir -p "$bin/kwok-kustomize"
+	copy_yaml "$src/kustomize" "$bin/kwok-kustomize" stage metrics
+	chmod -R u+w "$bin/kwok-kustomize"
+	echo "$want" >"$stamps/kwok"
+}
+
+build_metrics_server() {
+	local v=$METRICS_SERVER_VERSION want="metrics-server $METRICS_SERVER_VERSION"
+	stamp_ok "$stamps/metrics-server" "$want" "$bin/metrics-server" "$bin/metrics-server-manifests/base" && { log "metrics-server $v: up to date"; return; }
+	tc=$(gotoolchain sigs.k8s.io/metrics-server "$v")
+	local dir
+	dir=$(module_dir metrics-server sigs.k8s.io/metrics-server "$v")
+	log "building metrics-server $v"
+	(cd "$dir" && GOTOOLCHAIN=$tc go build -trimpath -ldflags "-s -w" -o "$bin/metrics-server" sigs.k8s.io/metrics-server/cmd/metrics-server)
+	local src
+	src=$(cd "$dir" && GOTOOLCHAIN=$tc go list -m -f '{{.Dir}}' sigs.k8s.io/metrics-server)
+	rm -rf "$bin/metrics-server-manifests" && mkdir -p "$bin/metrics-server-manifests"
+	copy_yaml "$src/manifests" "$bin/metrics-server-manifests" base
+	chmod -R u+w "$bin/metrics-server-manifests"
+	echo "$want" >"$stamps/metrics-server"
+}
+
+build_karpenter() {
+	local v=$KARPENTER_VERSION out="$bin/karpenter/$KARPENTER_VERSION"
+	local want="karpenter $KARPENTER_VERSION"
+	stamp_ok "$stamps/karpenter-$v" "$want" "$out/karpenter-kwok" "$out/crds" "$out/instance_types.json" && { log "karpenter $v: up to date"; return; }
+	tc=$(gotoolchain sigs.k8s.io/karpenter "$v")
+	local dir
+	dir=$(module_dir karpenter sigs.k8s.io/karpenter "$v")
+	log "building karpenter $v with the KWOK provider and nodeprint's capacity decorator"
+	mkdir -p "$out" "$bin/.build"
+	local src
+	src=$(cd "$dir" && GOTOOLCHAIN=$tc go list -m -f '{{.Dir}}' sigs.k8s.io/karpenter)
+	# Karpenter binds its metrics and health servers to ":port", every
+	# interface. The local cluster listens on loopback only, so the build
+	# overlays operator.go with a copy that binds 127.0.0.1 instead.
+	local op="$src/pkg/operator/operator.go" patched="$bin/.build/karpenter-$v-operator.go"
+	[[ $(grep -c 'fmt.Sprintf(":%d"' "$op") -ge 2 ]] ||
+		die "karpenter $v: $op no longer binds with fmt.Sprintf(\":%d\", ...); update the loopback overlay in $0"
+	sed 's/fmt.Sprintf(":%d"/fmt.Sprintf("127.0.0.1:%d"/g' "$op" >"$patched"
+	printf '{"Replace":{"%s":"%s"}}\n' "$op" "$patched" >"$bin/.build/karpenter-$v-overlay.json"
+	# -o names the file: `go install sigs.k8s.io/karpenter/kwok` would call it
+	# kwok and overwrite the KWOK controller.
+	(cd "$dir" && GOTOOLCHAIN=$tc go build -trimpath -overlay "$bin/.build/karpenter-$v-overlay.json" -ldflags "-s -w" -o "$out/karpenter-kwok" .) ||
+		die "karpenter $v did not build with tools/karpenter/main.go; its kwok/main.go may have changed (compare with the module's kwok/main.go)"
+	rm -rf "$out/crds" && mkdir -p "$out/crds"
+	cp "$src"/kwok/charts/crds/*.yaml "$src"/kwok/apis/crds/*.yaml "$out/crds/"
+	cp "$src/kwok/cloudprovider/instance_types.json" "$out/instance_types.json"
+	cp "$src/kwok/examples/aws_instance_types.json" "$out/aws_instance_types.json" 2>/dev/null || true
+	chmod -R u+w "$out"
+	echo "$want" >"$stamps/karpenter-$v"
+}
+
+[[ $# -gt 0 ]] || set -- kubernetes etcd kwok metrics-server karpenter
+for c in "$@"; do
+	tc=local
+	case $c in
+	kubernetes) build_kubernetes ;;
+	etcd) build_etcd ;;
+	kwok) build_kwok ;;
+	metrics-server) build_metrics_server ;;
+	karpenter) build_karpenter ;;
+	*) die "unknown component $c (want kubernetes, etcd, kwok, metrics-server or karpenter)" ;;
+	esac
+done
