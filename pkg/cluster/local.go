@@ -165,6 +165,12 @@ func (l *Local) Up(ctx context.Context) (err error) {
 		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer rcancel()
 		l.opts.progress(Event{Phase: "rollback", Message: "stopping what was started"})
+		// An interrupted start is not a failure worth its logs.
+		if !errors.Is(err, context.Canceled) {
+			if kept, lerr := l.keepLogs(); lerr == nil && kept != "" {
+				err = fmt.Errorf("%w (the logs of every component are kept in %s)", err, kept)
+			}
+		}
 		if derr := l.Down(rctx); derr != nil {
 			err = errors.Join(err, fmt.Errorf("rollback: %w", derr))
 		}
@@ -237,4 +243,38 @@ func freePort() (int, error) {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port, nil
+}
+
+// keepLogs copies the logs of a cluster that failed to start out of its work
+// directory (which the rollback removes) into <work root>/../failed/, so
+// the reason stays readable. It returns where they went.
+func (l *Local) keepLogs() (string, error) {
+	dst := filepath.Join(filepath.Dir(l.opts.workRoot), "failed", l.opts.name+"-"+time.Now().UTC().Format("20060102T150405Z"))
+	n := 0
+	for _, src := range []string{filepath.Join(l.dir, "logs"), filepath.Join(l.clusterDir(), "logs")} {
+		entries, err := os.ReadDir(src)
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if e.IsDir() {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join(src, e.Name()))
+			if err != nil {
+				continue
+			}
+			if err := os.MkdirAll(dst, 0o700); err != nil {
+				return "", err
+			}
+			if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o600); err != nil {
+				return "", err
+			}
+			n++
+		}
+	}
+	if n == 0 {
+		return "", nil
+	}
+	return dst, nil
 }

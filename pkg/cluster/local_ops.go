@@ -315,7 +315,7 @@ func (l *Local) Down(ctx context.Context) error {
 	}
 	// Whatever survived (a component kwokctl lost track of during an
 	// interrupted start) still names the work directory on its command line.
-	if pids, err := process.FindByArgument(l.dir); err != nil {
+	if pids, err := process.FindReferencing(l.dir); err != nil {
 		errs = append(errs, err)
 	} else if len(pids) > 0 {
 		l.opts.progress(Event{Phase: "down", Message: fmt.Sprintf("killing %d leftover process(es)", len(pids))})

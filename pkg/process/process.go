@@ -218,25 +218,36 @@ func FindByPrefix(dir string) ([]int, error) {
 // ErrExited is wrapped by errors about a process that exited on its own.
 var ErrExited = errors.New("process exited")
 
-// FindByArgument lists live processes with an argument that contains s:
-// kwokctl passes each component paths inside the cluster's work directory,
-// so this finds every process of a cluster, even one whose pid file was lost.
-func FindByArgument(s string) ([]int, error) {
+// FindReferencing lists live processes that run in dir (their working
+// directory is dir or below it) or name it in an argument. kwokctl passes
+// each component paths inside the cluster's work directory and the harness
+// starts Karpenter in it, so this finds every process of a cluster, even one
+// whose pid file was lost.
+func FindReferencing(dir string) ([]int, error) {
 	entries, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil, fmt.Errorf("failed to list /proc: %w", err)
 	}
+	dir = filepath.Clean(dir)
 	var pids []int
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil || pid == os.Getpid() {
 			continue
 		}
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		if err != nil || !strings.Contains(string(b), s) || !Runs(pid, "") {
-			continue
+		cwd, _ := os.Readlink(fmt.Sprintf("/proc/%d/cwd", pid))
+		cwd = strings.TrimSuffix(cwd, " (deleted)")
+		inDir := cwd == dir || strings.HasPrefix(cwd, dir+string(filepath.Separator))
+		if !inDir {
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+			// dir plus a separator, so that cluster "a" never matches "ab".
+			if err != nil || !strings.Contains(string(b), dir+string(filepath.Separator)) {
+				continue
+			}
 		}
-		pids = append(pids, pid)
+		if Runs(pid, "") {
+			pids = append(pids, pid)
+		}
 	}
 	return pids, nil
 }

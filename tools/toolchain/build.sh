@@ -166,16 +166,21 @@ build_karpenter() {
 	local src
 	src=$(cd "$dir" && GOTOOLCHAIN=$tc go list -m -f '{{.Dir}}' sigs.k8s.io/karpenter)
 	# Karpenter binds its metrics and health servers to ":port", every
-	# interface. The local cluster listens on loopback only, so the build
-	# overlays operator.go with a copy that binds 127.0.0.1 instead.
-	local op="$src/pkg/operator/operator.go" patched="$bin/.build/karpenter-$v-operator.go"
+	# interface. The local cluster listens on loopback only, so Karpenter is
+	# built from a copy of its module whose operator.go binds 127.0.0.1
+	# (go build -overlay may not replace files in the module cache).
+	local patched="$bin/.build/karpenter-src-$v" build="$bin/.build/karpenter-main-$v"
+	rm -rf "$patched" "$build" && mkdir -p "$patched" "$build"
+	cp -r "$src/." "$patched/" && chmod -R u+w "$patched"
+	local op="$patched/pkg/operator/operator.go"
 	[[ $(grep -c 'fmt.Sprintf(":%d"' "$op") -ge 2 ]] ||
-		die "karpenter $v: $op no longer binds with fmt.Sprintf(\":%d\", ...); update the loopback overlay in $0"
-	sed 's/fmt.Sprintf(":%d"/fmt.Sprintf("127.0.0.1:%d"/g' "$op" >"$patched"
-	printf '{"Replace":{"%s":"%s"}}\n' "$op" "$patched" >"$bin/.build/karpenter-$v-overlay.json"
+		die "karpenter $v: pkg/operator/operator.go no longer binds with fmt.Sprintf(\":%d\", ...); update the loopback patch in $0"
+	sed -i 's/fmt.Sprintf(":%d"/fmt.Sprintf("127.0.0.1:%d"/g' "$op"
+	cp -r "$dir/." "$build/"
 	# -o names the file: `go install sigs.k8s.io/karpenter/kwok` would call it
 	# kwok and overwrite the KWOK controller.
-	(cd "$dir" && GOTOOLCHAIN=$tc go build -trimpath -overlay "$bin/.build/karpenter-$v-overlay.json" -ldflags "-s -w" -o "$out/karpenter-kwok" .) ||
+	(cd "$build" && GOTOOLCHAIN=$tc go mod edit -replace "sigs.k8s.io/karpenter=$patched" &&
+		GOTOOLCHAIN=$tc go build -trimpath -ldflags "-s -w" -o "$out/karpenter-kwok" .) ||
 		die "karpenter $v did not build with tools/karpenter/main.go; its kwok/main.go may have changed (compare with the module's kwok/main.go)"
 	rm -rf "$out/crds" && mkdir -p "$out/crds"
 	cp "$src"/kwok/charts/crds/*.yaml "$src"/kwok/apis/crds/*.yaml "$out/crds/"

@@ -1,0 +1,180 @@
+package environment
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
+	. "github.com/onsi/gomega"    //nolint:revive,staticcheck
+
+	"github.com/nodeprint/nodeprint/pkg/process"
+	"github.com/nodeprint/nodeprint/pkg/toolchain"
+)
+
+// CLI runs the nodeprint binary built from this checkout.
+type CLI struct {
+	Path      string
+	Toolchain *toolchain.Toolchain
+}
+
+// Result is one finished CLI run.
+type Result struct {
+	Code           int
+	Stdout, Stderr string
+}
+
+// BuildCLI builds the toolchain when it is missing and the nodeprint CLI
+// from the current sources into bin/.
+func BuildCLI(ctx context.Context) *CLI {
+	GinkgoHelper()
+	tc, err := toolchain.Find()
+	Expect(err).NotTo(HaveOccurred())
+	Expect(tc.Ensure(ctx, GinkgoWriter)).To(Succeed())
+	path := filepath.Join(tc.Bin, "nodeprint")
+	By("building the nodeprint CLI")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", path, "./tools/nodeprint")
+	cmd.Dir = tc.Root
+	out, err := cmd.CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "go build ./tools/nodeprint:\n%s", out)
+	return &CLI{Path: path, Toolchain: tc}
+}
+
+// Run runs the CLI to completion and returns what it did.
+func (c *CLI) Run(ctx context.Context, args ...string) Result {
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, c.Path, args...)
+	cmd.Dir = c.Toolchain.Root
+	cmd.Stdout = io.MultiWriter(&stdout, GinkgoWriter)
+	cmd.Stderr = io.MultiWriter(&stderr, GinkgoWriter)
+	err := cmd.Run()
+	code := 0
+	if err != nil {
+		var ee *exec.ExitError
+		if ok := asExitError(err, &ee); ok {
+			code = ee.ExitCode()
+		} else {
+			code = -1
+		}
+	}
+	return Result{Code: code, Stdout: stdout.String(), Stderr: stderr.String()}
+}
+
+func asExitError(err error, target **exec.ExitError) bool {
+	ee, ok := err.(*exec.ExitError) //nolint:errorlint // exec returns it unwrapped
+	if ok {
+		*target = ee
+	}
+	return ok
+}
+
+// ExpectRun runs the CLI and expects the exit code.
+func (c *CLI) ExpectRun(ctx context.Context, code int, args ...string) Result {
+	GinkgoHelper()
+	By("nodeprint " + strings.Join(args, " "))
+	r := c.Run(ctx, args...)
+	Expect(r.Code).To(Equal(code), "nodeprint %s exited %d, want %d\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), r.Code, code, r.Stdout, r.Stderr)
+	return r
+}
+
+// ExpectInterrupted starts the CLI, sends sig once a progress line names
+// the phase, and waits for it to exit.
+func (c *CLI) ExpectInterrupted(ctx context.Context, sig syscall.Signal, phase string, args ...string) Result {
+	GinkgoHelper()
+	By(fmt.Sprintf("nodeprint %s, sending %s during the %s phase", strings.Join(args, " "), sig, phase))
+	var stdout bytes.Buffer
+	cmd := exec.CommandContext(ctx, c.Path, args...)
+	cmd.Dir = c.Toolchain.Root
+	cmd.Stdout = io.MultiWriter(&stdout, GinkgoWriter)
+	pr, pw := io.Pipe()
+	cmd.Stderr = pw
+	Expect(cmd.Start()).To(Succeed())
+	var stderr bytes.Buffer
+	var mu sync.Mutex
+	sent := make(chan struct{})
+	go func() {
+		defer GinkgoRecover()
+		sc := bufio.NewScanner(pr)
+		once := sync.Once{}
+		for sc.Scan() {
+			line := sc.Text()
+			mu.Lock()
+			stderr.WriteString(line + "\n")
+			mu.Unlock()
+			fmt.Fprintln(GinkgoWriter, line)
+			if strings.Contains(line, "] "+phase+" ") {
+				once.Do(func() {
+					_ = cmd.Process.Signal(sig)
+					close(sent)
+				})
+			}
+		}
+	}()
+	err := cmd.Wait()
+	_ = pw.Close()
+	select {
+	case <-sent:
+	default:
+		Fail(fmt.Sprintf("the %s phase never started; stderr:\n%s", phase, stderr.String()))
+	}
+	code := 0
+	var ee *exec.ExitError
+	if err != nil && asExitError(err, &ee) {
+		code = ee.ExitCode()
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	return Result{Code: code, Stdout: stdout.String(), Stderr: stderr.String()}
+}
+
+func (c *CLI) clusterDir(name string) string {
+	return filepath.Join(c.Toolchain.Root, ".work", "clusters", name) + string(filepath.Separator)
+}
+
+// ExpectListeningOnLoopbackOnly lists the TCP ports the cluster's processes
+// listen on, and expects every one on a loopback address.
+func (c *CLI) ExpectListeningOnLoopbackOnly(ctx context.Context, name string) []int {
+	GinkgoHelper()
+	By(fmt.Sprintf("listing the listening sockets of cluster %s", name))
+	pids, err := process.FindReferencing(c.clusterDir(name))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(pids).To(HaveLen(7), "etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok-controller, metrics-server and karpenter")
+	socks, err := process.ListeningSockets(pids)
+	Expect(err).NotTo(HaveOccurred())
+	var ports []int
+	for _, s := range socks {
+		Expect(s.Addr.Addr().IsLoopback()).To(BeTrue(), "pid %d listens on %s", s.PID, s.Addr)
+		ports = append(ports, int(s.Addr.Port()))
+	}
+	return ports
+}
+
+// ExpectNothingLeft expects no process of the cluster, no listener on its
+// former ports, and no work directory.
+func (c *CLI) ExpectNothingLeft(ctx context.Context, name string, ports []int) {
+	GinkgoHelper()
+	By(fmt.Sprintf("checking that cluster %s left no process, port or directory", name))
+	Eventually(func(g Gomega) {
+		pids, err := process.FindReferencing(c.clusterDir(name))
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(pids).To(BeEmpty(), "processes of cluster %s still run", name)
+		all, err := process.FindByPrefix("/")
+		g.Expect(err).NotTo(HaveOccurred())
+		socks, err := process.ListeningSockets(all)
+		g.Expect(err).NotTo(HaveOccurred())
+		for _, s := range socks {
+			g.Expect(ports).NotTo(ContainElement(int(s.Addr.Port())), "port %d still listened on by pid %d", s.Addr.Port(), s.PID)
+		}
+	}).WithContext(ctx).WithTimeout(20 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
+	_, err := os.Stat(c.clusterDir(name))
+	Expect(os.IsNotExist(err)).To(BeTrue(), "the work directory %s remains", c.clusterDir(name))
+}

@@ -1,0 +1,73 @@
+package lifecycle
+
+import (
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
+	. "github.com/onsi/gomega"    //nolint:revive,staticcheck
+)
+
+var _ = Describe("nodeprint cluster", Label("suite:lifecycle"), func() {
+	It("runs two named clusters side by side and leaves nothing behind on down", func(ctx SpecContext) {
+		a, b := fmt.Sprintf("lc-a-%d", os.Getpid()), fmt.Sprintf("lc-b-%d", os.Getpid())
+		DeferCleanup(cli.Run, "cluster", "down", "--name", a, NodeTimeout(2*time.Minute))
+		DeferCleanup(cli.Run, "cluster", "down", "--name", b, NodeTimeout(2*time.Minute))
+
+		upA := cli.ExpectRun(ctx, 0, "cluster", "up", "--name", a)
+		Expect(upA.Stdout).To(MatchRegexp(`cluster "%s" is up in [0-9.]+m?s`, a))
+		for _, phase := range []string{"control-plane", "crds", "karpenter", "ready"} {
+			Expect(upA.Stdout).To(MatchRegexp(`(?m)^\s+%s\s+[0-9.]+m?s$`, phase), "up prints how long each phase took")
+		}
+		cli.ExpectRun(ctx, 0, "cluster", "up", "--name", b)
+
+		for _, name := range []string{a, b} {
+			st := cli.ExpectRun(ctx, 0, "cluster", "status", "--name", name)
+			for _, comp := range []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok-controller", "metrics-server", "karpenter"} {
+				Expect(st.Stdout).To(MatchRegexp(`(?m)^%s\s+yes\s`, comp), "cluster %s: %s healthy", name, comp)
+			}
+			Expect(st.Stdout).To(ContainSubstring("Karpenter v1.14.1"))
+			Expect(st.Stdout).To(ContainSubstring("Kubernetes v1.36.3"))
+		}
+		ports := cli.ExpectListeningOnLoopbackOnly(ctx, a)
+		Expect(ports).NotTo(BeEmpty())
+		portsB := cli.ExpectListeningOnLoopbackOnly(ctx, b)
+		Expect(portsB).NotTo(ContainElements(ports), "the two clusters share no port")
+
+		cli.ExpectRun(ctx, 0, "cluster", "down", "--name", a)
+		cli.ExpectNothingLeft(ctx, a, ports)
+		// b is untouched by a's down.
+		cli.ExpectRun(ctx, 0, "cluster", "status", "--name", b)
+		cli.ExpectRun(ctx, 0, "cluster", "down", "--name", b)
+		cli.ExpectNothingLeft(ctx, b, portsB)
+		// status of a stopped cluster is an environment failure, not a crash.
+		cli.ExpectRun(ctx, 3, "cluster", "status", "--name", a)
+	}, SpecTimeout(5*time.Minute))
+
+	DescribeTable("an interrupted up leaves no process behind",
+		func(ctx SpecContext, sig syscall.Signal, after string) {
+			name := fmt.Sprintf("lc-int-%d", os.Getpid())
+			DeferCleanup(cli.Run, "cluster", "down", "--name", name, NodeTimeout(2*time.Minute))
+			res := cli.ExpectInterrupted(ctx, sig, after, "cluster", "up", "--name", name)
+			Expect(res.Code).To(Equal(130), "exit code says interrupted; stderr:\n%s", res.Stderr)
+			Expect(res.Stderr).To(ContainSubstring("rollback"))
+			cli.ExpectNothingLeft(ctx, name, nil)
+		},
+		Entry("SIGINT while the control plane starts", syscall.SIGINT, "control-plane", SpecTimeout(3*time.Minute)),
+		Entry("SIGINT while Karpenter starts", syscall.SIGINT, "karpenter", SpecTimeout(3*time.Minute)),
+		Entry("SIGTERM while the control plane starts", syscall.SIGTERM, "control-plane", SpecTimeout(3*time.Minute)),
+	)
+
+	DescribeTable("bad input exits 2 with a clear message",
+		func(ctx SpecContext, want string, args ...string) {
+			res := cli.ExpectRun(ctx, 2, args...)
+			Expect(res.Stderr).To(ContainSubstring(want))
+		},
+		Entry("invalid name", "invalid cluster name", "cluster", "up", "--name", "Bad_Name", SpecTimeout(time.Minute)),
+		Entry("unknown flag", "unknown flag", "cluster", "up", "--nmae", "x", SpecTimeout(time.Minute)),
+		Entry("unknown provider", "unknown cluster provider", "cluster", "status", "--provider", "eks", SpecTimeout(time.Minute)),
+		Entry("kind provider not implemented", "not implemented yet", "cluster", "up", "--provider", "kind", SpecTimeout(time.Minute)),
+	)
+})

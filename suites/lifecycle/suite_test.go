@@ -1,0 +1,22 @@
+package lifecycle
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
+	. "github.com/onsi/gomega"    //nolint:revive,staticcheck
+
+	"github.com/nodeprint/nodeprint/suites/internal/environment"
+)
+
+var cli *environment.CLI
+
+func TestLifecycle(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Cluster lifecycle")
+}
+
+var _ = BeforeSuite(func(ctx SpecContext) {
+	cli = environment.BuildCLI(ctx)
+}, NodeTimeout(30*time.Minute)) // a cold machine builds the toolchain first
