@@ -154,6 +154,14 @@ func (l *Local) Up(ctx context.Context) (err error) {
 	}
 	ctx, cancel := context.WithTimeout(ctx, l.opts.timeout)
 	defer cancel()
+	// Held until every component runs: see startLock.
+	lock, err := acquireStartLock(ctx, l.opts.workRoot, func(msg string) {
+		l.opts.progress(Event{Phase: "control-plane", Message: msg})
+	})
+	if err != nil {
+		return &PhaseError{Phase: "control-plane", Err: err}
+	}
+	defer lock.release()
 	if err := os.MkdirAll(filepath.Join(l.dir, "logs"), 0o700); err != nil {
 		return fmt.Errorf("failed to create %s: %w", l.dir, err)
 	}

@@ -102,9 +102,13 @@ func (l *Local) startKarpenter(ctx context.Context, st state) (state, error) {
 	if err := l.writeState(st); err != nil {
 		return st, err
 	}
+	return st, l.runKarpenter(ctx, st)
+}
+
+func (l *Local) runKarpenter(ctx context.Context, st state) error {
 	h, err := process.Start(l.karpenterSpec(st))
 	if err != nil {
-		return st, err
+		return err
 	}
 	url := fmt.Sprintf("http://127.0.0.1:%d/readyz", st.KarpenterHealthPort)
 	last := time.Now()
@@ -119,9 +123,9 @@ func (l *Local) startKarpenter(ctx context.Context, st state) (state, error) {
 		return httpOK(ctx, url) == nil, nil
 	})
 	if err != nil {
-		return st, &PhaseError{Phase: "karpenter", Err: err, LogHint: l.KarpenterLog()}
+		return &PhaseError{Phase: "karpenter", Err: err, LogHint: l.KarpenterLog()}
 	}
-	return st, nil
+	return nil
 }
 
 // waitHealthy polls Status until every component is healthy, reporting
@@ -129,6 +133,7 @@ func (l *Local) startKarpenter(ctx context.Context, st state) (state, error) {
 func (l *Local) waitHealthy(ctx context.Context) error {
 	var last Status
 	lastReport := time.Now()
+	restarts := 0
 	err := wait.PollUntilContextCancel(ctx, 200*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		st, err := l.Status(ctx)
 		if err != nil {
@@ -137,6 +142,21 @@ func (l *Local) waitHealthy(ctx context.Context) error {
 		last = st
 		if st.Healthy() {
 			return true, nil
+		}
+		// kwokctl starts every component at once without waiting for
+		// kube-apiserver; metrics-server exits when the API server did not
+		// answer yet. `kwokctl start cluster` starts only what is not running.
+		if exited := exitedControlPlane(st); len(exited) > 0 {
+			if restarts == maxComponentRestarts {
+				return false, fmt.Errorf("%s exited %d times", strings.Join(exited, ", "), restarts+1)
+			}
+			restarts++
+			l.opts.progress(Event{Phase: "ready", Message: fmt.Sprintf("restarting %s, which exited during start-up (attempt %d of %d)",
+				strings.Join(exited, ", "), restarts, maxComponentRestarts)})
+			if err := l.kwokctl(ctx, filepath.Join(l.dir, "logs", "kwokctl.log"), "start", "cluster"); err != nil {
+				return false, err
+			}
+			return false, nil
 		}
 		if time.Since(lastReport) > 5*time.Second {
 			l.opts.progress(Event{Phase: "ready", Message: "waiting for " + unhealthy(st)})
@@ -148,6 +168,28 @@ func (l *Local) waitHealthy(ctx context.Context) error {
 		return fmt.Errorf("%w; not healthy: %s", err, unhealthy(last))
 	}
 	return nil
+}
+
+// maxComponentRestarts bounds how often Up restarts a control-plane
+// component that exited during start-up.
+const maxComponentRestarts = 3
+
+// exitedControlPlane names the kwokctl-managed components whose process is gone.
+func exitedControlPlane(st Status) []string {
+	var out []string
+	for _, c := range st.Components {
+		if c.Exited && c.Name != "karpenter" {
+			out = append(out, c.Name)
+		}
+	}
+	return out
+}
+
+func (l *Local) componentLog(name string) string {
+	if name == "karpenter" {
+		return l.KarpenterLog()
+	}
+	return filepath.Join(l.clusterDir(), "logs", name+".log")
 }
 
 func unhealthy(st Status) string {
@@ -198,6 +240,10 @@ func (l *Local) Status(ctx context.Context) (Status, error) {
 	out.KubernetesVersion, out.KarpenterVersion = st.KubernetesVersion, st.KarpenterVersion
 	add := func(name string, err error, ok string, pid int) {
 		cs := ComponentStatus{Name: name, Healthy: err == nil, Detail: ok, PID: pid}
+		if pid > 0 && !process.Runs(pid, "") {
+			cs.Healthy, cs.Exited = false, true
+			err = fmt.Errorf("process %d exited (log: %s)", pid, l.componentLog(name))
+		}
 		if err != nil {
 			cs.Detail = err.Error()
 		}
@@ -335,3 +381,22 @@ func (l *Local) Down(ctx context.Context) error {
 
 // Client returns a client for the cluster.
 func (l *Local) Client() (client.Client, error) { return kube.NewClient(l.Kubeconfig()) }
+
+// RestartKarpenter stops Karpenter if it runs and starts it again on the
+// same ports, waiting for its readiness probe. Faults and tests use it; a
+// Karpenter that died is never restarted behind the harness's back.
+func (l *Local) RestartKarpenter(ctx context.Context) error {
+	st, err := l.readState()
+	if err != nil {
+		return err
+	}
+	if h, err := process.Adopt(l.karpenterSpec(st)); err == nil {
+		l.opts.progress(Event{Phase: "karpenter", Message: fmt.Sprintf("stopping Karpenter (pid %d)", h.PID)})
+		if err := h.Stop(ctx, 10*time.Second); err != nil {
+			return err
+		}
+	}
+	return l.phase(ctx, "karpenter", "starting Karpenter "+st.KarpenterVersion+" again", func(ctx context.Context) error {
+		return l.runKarpenter(ctx, st)
+	})
+}

@@ -64,6 +64,8 @@ type ComponentStatus struct {
 	// Detail says what was checked, or why it failed.
 	Detail string
 	PID    int
+	// Exited is true when the component's process is gone.
+	Exited bool
 }
 
 // Event is a progress report from a long operation.

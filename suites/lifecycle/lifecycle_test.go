@@ -36,6 +36,14 @@ var _ = Describe("nodeprint cluster", Label("suite:lifecycle"), func() {
 		portsB := cli.ExpectListeningOnLoopbackOnly(ctx, b)
 		Expect(portsB).NotTo(ContainElements(ports), "the two clusters share no port")
 
+		By("killing Karpenter: status must say so, and restart must bring it back")
+		pid := cli.ExpectComponentPID(ctx, a, "karpenter")
+		Expect(syscall.Kill(pid, syscall.SIGKILL)).To(Succeed())
+		dead := cli.ExpectRun(ctx, 3, "cluster", "status", "--name", a)
+		Expect(dead.Stdout).To(MatchRegexp(`(?m)^karpenter\s+no\s`))
+		cli.ExpectRun(ctx, 0, "cluster", "restart", "karpenter", "--name", a)
+		Expect(cli.ExpectComponentPID(ctx, a, "karpenter")).NotTo(Equal(pid))
+
 		cli.ExpectRun(ctx, 0, "cluster", "down", "--name", a)
 		cli.ExpectNothingLeft(ctx, a, ports)
 		// b is untouched by a's down.
@@ -69,5 +77,8 @@ var _ = Describe("nodeprint cluster", Label("suite:lifecycle"), func() {
 		Entry("unknown flag", "unknown flag", "cluster", "up", "--nmae", "x", SpecTimeout(time.Minute)),
 		Entry("unknown provider", "unknown cluster provider", "cluster", "status", "--provider", "eks", SpecTimeout(time.Minute)),
 		Entry("kind provider not implemented", "not implemented yet", "cluster", "up", "--provider", "kind", SpecTimeout(time.Minute)),
+		Entry("unknown command", "unknown command", "cluster", "explode", SpecTimeout(time.Minute)),
+		Entry("unexpected argument", "unknown command", "cluster", "up", "extra", SpecTimeout(time.Minute)),
+		Entry("restart of a component nodeprint does not own", "only karpenter", "cluster", "restart", "etcd", SpecTimeout(time.Minute)),
 	)
 })

@@ -2,6 +2,10 @@
 // exactly as upstream's kwok/main.go builds it, plus nodeprint's capacity
 // decorator (package capacity) below Karpenter's overlay decorator, so that a
 // test can make the simulated cloud refuse offerings at run time.
+//
+// Upstream's wiring of the controllers changes between releases; it lives in
+// controllers_*.go, one file per release line, chosen by build tag
+// (tools/toolchain/build.sh sets the tag from KARPENTER_VERSION).
 package main
 
 import (
@@ -13,8 +17,6 @@ import (
 
 	kwok "sigs.k8s.io/karpenter/kwok/cloudprovider"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider/overlay"
-	"sigs.k8s.io/karpenter/pkg/controllers"
-	"sigs.k8s.io/karpenter/pkg/controllers/state"
 	"sigs.k8s.io/karpenter/pkg/operator"
 
 	"github.com/nodeprint/nodeprint/tools/karpenter/capacity"
@@ -31,19 +33,7 @@ func main() {
 	source := capacity.NewConfigMapSource(op.Manager.GetAPIReader(), systemNamespace(), time.Second, clock.RealClock{})
 	overlayUndecoratedCloudProvider := capacity.Decorate(kwokCloudProvider, source)
 	cloudProvider := overlay.Decorate(overlayUndecoratedCloudProvider, op.GetClient(), op.InstanceTypeStore)
-	clusterState := state.NewCluster(op.Clock, op.GetClient(), cloudProvider)
-	op.
-		WithControllers(ctx, controllers.NewControllers(
-			ctx,
-			op.Manager,
-			op.Clock,
-			op.GetClient(),
-			op.EventRecorder,
-			cloudProvider,
-			overlayUndecoratedCloudProvider,
-			clusterState,
-			op.InstanceTypeStore,
-		)...).Start(ctx)
+	op.WithControllers(ctx, newControllers(ctx, op, cloudProvider, overlayUndecoratedCloudProvider)...).Start(ctx)
 }
 
 // systemNamespace is where Karpenter keeps its own objects; the chart sets

@@ -25,14 +25,14 @@ func newClusterCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cluster",
 		Short: "Start, stop and inspect the cluster the suites run on",
-		Args:  cobra.NoArgs,
+		Args:  usageArgs(cobra.NoArgs),
 	}
 	cmd.PersistentFlags().StringVar(&f.name, "name", cluster.DefaultName, "cluster name (clusters with different names run side by side)")
 	cmd.PersistentFlags().StringVar(&f.provider, "provider", string(cluster.KindLocal), "cluster provider: local, kind or existing")
 	up := &cobra.Command{
 		Use:   "up",
 		Short: "Start a local control plane and Karpenter (KWOK provider); builds missing binaries first",
-		Args:  cobra.NoArgs,
+		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return clusterUp(cmd, f, stdout, stderr)
 		},
@@ -41,7 +41,7 @@ func newClusterCmd(stdout, stderr io.Writer) *cobra.Command {
 	down := &cobra.Command{
 		Use:   "down",
 		Short: "Stop the cluster and remove its files",
-		Args:  cobra.NoArgs,
+		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, err := provider(f, stderr)
 			if err != nil {
@@ -53,7 +53,7 @@ func newClusterCmd(stdout, stderr io.Writer) *cobra.Command {
 	status := &cobra.Command{
 		Use:   "status",
 		Short: "Probe every component and print its health; exit 3 when one is unhealthy",
-		Args:  cobra.NoArgs,
+		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, err := provider(f, io.Discard)
 			if err != nil {
@@ -77,7 +77,7 @@ func newClusterCmd(stdout, stderr io.Writer) *cobra.Command {
 	kubeconfig := &cobra.Command{
 		Use:   "kubeconfig",
 		Short: "Print the path of the cluster's admin kubeconfig (export KUBECONFIG=$(nodeprint cluster kubeconfig))",
-		Args:  cobra.NoArgs,
+		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, err := provider(f, io.Discard)
 			if err != nil {
@@ -90,7 +90,26 @@ func newClusterCmd(stdout, stderr io.Writer) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.AddCommand(up, down, status, kubeconfig)
+	restart := &cobra.Command{
+		Use:   "restart COMPONENT",
+		Short: "Restart a component the harness owns (only karpenter), e.g. after it died or to pick up a rebuilt binary",
+		Args:  usageArgs(cobra.ExactArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if args[0] != "karpenter" {
+				return usageError{fmt.Errorf("cannot restart %q: only karpenter is restarted by nodeprint (the control plane belongs to kwokctl)", args[0])}
+			}
+			p, err := provider(f, stderr)
+			if err != nil {
+				return err
+			}
+			local, ok := p.(*cluster.Local)
+			if !ok {
+				return usageError{fmt.Errorf("restart is only supported by the local provider")}
+			}
+			return local.RestartKarpenter(cmd.Context())
+		},
+	}
+	cmd.AddCommand(up, down, status, kubeconfig, restart)
 	return cmd
 }
 
@@ -192,4 +211,14 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
+}
+
+// usageArgs marks argument errors as usage errors (exit 2).
+func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
 }

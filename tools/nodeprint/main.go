@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -52,14 +53,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		missing *toolchain.MissingError
 		phase   *cluster.PhaseError
 		notImpl *cluster.NotImplementedError
+		absent  *cluster.NotFoundError
 	)
 	switch {
 	case ctx.Err() != nil:
 		fmt.Fprintln(stderr, "interrupted: everything this command started was stopped")
 		return exitInterrupted
-	case errors.As(err, &usage), errors.As(err, &name), errors.As(err, &notImpl), errors.Is(err, cluster.ErrAlreadyRunning):
+	case errors.As(err, &usage), errors.As(err, &name), strings.HasPrefix(err.Error(), "unknown command"), errors.As(err, &notImpl), errors.Is(err, cluster.ErrAlreadyRunning):
 		return exitUsage
-	case errors.As(err, &missing), errors.As(err, &phase):
+	case errors.As(err, &missing), errors.As(err, &phase), errors.As(err, &absent):
 		return exitEnvironment
 	default:
 		return exitFailed

@@ -178,3 +178,20 @@ func (c *CLI) ExpectNothingLeft(ctx context.Context, name string, ports []int) {
 	_, err := os.Stat(c.clusterDir(name))
 	Expect(os.IsNotExist(err)).To(BeTrue(), "the work directory %s remains", c.clusterDir(name))
 }
+
+// ExpectComponentPID reads a component's pid from `nodeprint cluster status`.
+func (c *CLI) ExpectComponentPID(ctx context.Context, cluster, component string) int {
+	GinkgoHelper()
+	r := c.Run(ctx, "cluster", "status", "--name", cluster)
+	for _, line := range strings.Split(r.Stdout, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 3 && f[0] == component {
+			var pid int
+			_, err := fmt.Sscanf(f[2], "%d", &pid)
+			Expect(err).NotTo(HaveOccurred(), "pid column of %q", line)
+			return pid
+		}
+	}
+	Fail(fmt.Sprintf("no %s line in status:\n%s", component, r.Stdout))
+	return 0
+}

@@ -155,9 +155,12 @@ func (d *Decorator) GetInstanceTypes(ctx context.Context, nodePool *v1.NodePool)
 			offerings = append(offerings, of)
 		}
 		if changed {
-			c := *it
-			c.Offerings = offerings
-			out[i] = &c
+			// A shallow copy sharing the immutable fields, as Karpenter's own
+			// node-overlay store does; copying the struct would copy its sync.Once.
+			out[i] = &cloudprovider.InstanceType{
+				Name: it.Name, Requirements: it.Requirements, Capacity: it.Capacity,
+				Overhead: it.Overhead, DynamicResources: it.DynamicResources, Offerings: offerings,
+			}
 		}
 	}
 	return out, nil
