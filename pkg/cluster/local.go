@@ -35,6 +35,9 @@ type state struct {
 	KarpenterBinary      string    `json:"karpenterBinary"`
 	KarpenterHealthPort  int       `json:"karpenterHealthPort"`
 	KarpenterMetricsPort int       `json:"karpenterMetricsPort"`
+	// Catalog is the instance-type catalog Karpenter runs with (empty: the
+	// KWOK provider's generic catalog).
+	Catalog string `json:"catalog,omitempty"`
 }
 
 // NewLocal returns the local provider. Nothing is started yet.
@@ -88,7 +91,7 @@ func (l *Local) karpenterSpec(st state) process.Spec {
 			"DISABLE_LEADER_ELECTION=true",
 			"METRICS_PORT="+strconv.Itoa(st.KarpenterMetricsPort),
 			"HEALTH_PROBE_PORT="+strconv.Itoa(st.KarpenterHealthPort),
-			"INSTANCE_TYPES_FILE_PATH="+l.tc.Paths().InstanceTypes,
+			"INSTANCE_TYPES_FILE_PATH="+l.catalogPath(st),
 		),
 	}
 }
@@ -285,4 +288,32 @@ func (l *Local) keepLogs() (string, error) {
 		return "", nil
 	}
 	return dst, nil
+}
+
+func (l *Local) catalogPath(st state) string {
+	if st.Catalog != "" {
+		return st.Catalog
+	}
+	return l.tc.Paths().InstanceTypes
+}
+
+// UseCatalog makes Karpenter run with the instance-type catalog at path
+// (empty: the KWOK provider's generic catalog), restarting it when it runs
+// with another one. Karpenter reads its catalog once, at start.
+func (l *Local) UseCatalog(ctx context.Context, path string) error {
+	st, err := l.readState()
+	if err != nil {
+		return err
+	}
+	if path == l.tc.Paths().InstanceTypes {
+		path = ""
+	}
+	if st.Catalog == path {
+		return nil
+	}
+	st.Catalog = path
+	if err := l.writeState(st); err != nil {
+		return err
+	}
+	return l.RestartKarpenter(ctx)
 }

@@ -63,6 +63,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	case errors.As(err, &missing), errors.As(err, &phase), errors.As(err, &absent):
 		return exitEnvironment
+	case errors.As(err, new(regressionError)):
+		return exitFailed
 	default:
 		return exitFailed
 	}
@@ -78,6 +80,6 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
-	root.AddCommand(newClusterCmd(stdout, stderr))
+	root.AddCommand(newClusterCmd(stdout, stderr), newRecordCmd(stdout, stderr), newVerifyCmd(stdout, stderr))
 	return root
 }

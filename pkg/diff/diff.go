@@ -1,0 +1,164 @@
+// Package diff compares an observed fingerprint with its baseline and lists
+// the deviations, each with a path, both values, the rule applied and a
+// severity.
+package diff
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	"github.com/nodeprint/nodeprint/pkg/scenario"
+)
+
+// Severity of a deviation.
+type Severity string
+
+// The severities.
+const (
+	// Regression fails verification.
+	Regression Severity = "regression"
+	// Tolerated is a change the scenario's tolerances accept; it is reported, not failed.
+	Tolerated Severity = "tolerated"
+)
+
+// Deviation is one difference from the baseline.
+type Deviation struct {
+	Path     string   `json:"path"`
+	Baseline string   `json:"baseline"`
+	Observed string   `json:"observed"`
+	Rule     string   `json:"rule"`
+	Severity Severity `json:"severity"`
+}
+
+// Diff is every deviation of one run.
+type Diff struct {
+	Scenario   string      `json:"scenario"`
+	Deviations []Deviation `json:"deviations"`
+}
+
+// Regressed reports whether any deviation fails verification.
+func (d *Diff) Regressed() bool {
+	for _, x := range d.Deviations {
+		if x.Severity == Regression {
+			return true
+		}
+	}
+	return false
+}
+
+// Compare applies the verification rules (README, "Verification rules").
+func Compare(b *fingerprint.Baseline, fp *fingerprint.Fingerprint, tol scenario.Tolerances) *Diff {
+	d := &Diff{Scenario: b.Scenario}
+	add := func(path, base, obs, rule string, sev Severity) {
+		d.Deviations = append(d.Deviations, Deviation{path, base, obs, rule, sev})
+	}
+	sel := fp.Selection
+	seen := false
+	var keys []string
+	nodes, cost := fingerprint.Range{}, fingerprint.Range{}
+	for i, s := range b.Selections {
+		keys = append(keys, s.Key())
+		if s.Key() == sel.Key() {
+			seen = true
+		}
+		nodes = extend(nodes, float64(s.Nodes), i == 0)
+		cost = extend(cost, s.HourlyCost, i == 0)
+	}
+	if !seen {
+		withinNodes := nodes.Contains(float64(sel.Nodes), float64(tol.Nodes))
+		withinCost := sel.HourlyCost >= cost.Min*(1-tol.CostPercent/100)-1e-9 && sel.HourlyCost <= cost.Max*(1+tol.CostPercent/100)+1e-9
+		sev := Regression
+		rule := "the selection must be one the baseline saw"
+		if (tol.CostPercent > 0 || tol.Nodes > 0) && withinNodes && withinCost {
+			sev = Tolerated
+			rule = fmt.Sprintf("unseen selection within the tolerances (cost ±%g%%, nodes ±%d)", tol.CostPercent, tol.Nodes)
+		}
+		add("selection.instanceTypes", strings.Join(keys, " | "), sel.Key(), rule, sev)
+		if !cost.Contains(sel.HourlyCost, 1e-9) {
+			add("selection.hourlyCost", rangeString(cost, "%.4f"), fmt.Sprintf("%.4f", sel.HourlyCost), fmt.Sprintf("within the seen range ±%g%%", tol.CostPercent), sevIf(withinCost, sev))
+		}
+		if !nodes.Contains(float64(sel.Nodes), 0) {
+			add("selection.nodes", rangeString(nodes, "%.0f"), fmt.Sprint(sel.Nodes), fmt.Sprintf("within the seen range ±%d", tol.Nodes), sevIf(withinNodes, sev))
+		}
+	}
+	if !b.Zones.Contains(float64(sel.Zones), 0) {
+		add("selection.zones", rangeString(b.Zones, "%.0f"), fmt.Sprint(sel.Zones), "the number of zones must be one the baseline saw", Regression)
+	}
+	if float64(sel.ZoneSkew) > b.ZoneSkew.Max {
+		add("selection.zoneSkew", rangeString(b.ZoneSkew, "%.0f"), fmt.Sprint(sel.ZoneSkew), "zones may not be more uneven than the baseline saw", Regression)
+	}
+	if sel.Nodes > 0 && (!b.PodsPerNode.Contains(float64(sel.PodsPerNodeMin), 0) || !b.PodsPerNode.Contains(float64(sel.PodsPerNodeMax), 0)) && seen {
+		add("selection.podsPerNode", rangeString(b.PodsPerNode, "%.0f"), fmt.Sprintf("%d..%d", sel.PodsPerNodeMin, sel.PodsPerNodeMax), "pods per node within the seen range", Regression)
+	}
+	timing := []struct {
+		path string
+		s    fingerprint.Samples
+		v    float64
+	}{
+		{"timing.podReady.p50", b.Timing.PodReadyP50, fp.Timing.PodReady.P50},
+		{"timing.podReady.p90", b.Timing.PodReadyP90, fp.Timing.PodReady.P90},
+		{"timing.nodeClaimReady.p50", b.Timing.NodeClaimReadyP50, fp.Timing.NodeClaimReady.P50},
+		{"timing.nodeClaimReady.p90", b.Timing.NodeClaimReadyP90, fp.Timing.NodeClaimReady.P90},
+	}
+	for _, t := range timing {
+		if len(t.s.Values) > 0 && t.v > t.s.Limit {
+			add(t.path, fmt.Sprintf("median %.1fs, limit %.1fs", t.s.Median, t.s.Limit), fmt.Sprintf("%.1fs", t.v),
+				"max(seen, median + 4·1.4826·MAD) + 2s", Regression)
+		}
+	}
+	o, bo := fp.Outcomes, b.Outcomes
+	for _, x := range []struct {
+		path     string
+		base, ob int
+	}{
+		{"outcomes.running", bo.Running, o.Running}, {"outcomes.pending", bo.Pending, o.Pending},
+		{"outcomes.restarting", bo.Restarting, o.Restarting}, {"outcomes.oomKilled", bo.OOMKilled, o.OOMKilled},
+	} {
+		if x.base != x.ob {
+			add(x.path, fmt.Sprint(x.base), fmt.Sprint(x.ob), "pod outcomes must match the baseline", Regression)
+		}
+	}
+	sort.SliceStable(d.Deviations, func(i, j int) bool { return d.Deviations[i].Path < d.Deviations[j].Path })
+	return d
+}
+
+func sevIf(tolerated bool, otherwise Severity) Severity {
+	if tolerated {
+		return Tolerated
+	}
+	return otherwise
+}
+
+func extend(r fingerprint.Range, v float64, first bool) fingerprint.Range {
+	if first {
+		return fingerprint.Range{Min: v, Max: v}
+	}
+	return fingerprint.Range{Min: min(r.Min, v), Max: max(r.Max, v)}
+}
+
+func rangeString(r fingerprint.Range, f string) string {
+	if r.Min == r.Max {
+		return fmt.Sprintf(f, r.Min)
+	}
+	return fmt.Sprintf(f+".."+f, r.Min, r.Max)
+}
+
+// Text renders the diff for people: -baseline +observed per deviation.
+func (d *Diff) Text() string {
+	if len(d.Deviations) == 0 {
+		return fmt.Sprintf("scenario %s: no deviation from the baseline\n", d.Scenario)
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "scenario %s: %d deviation(s) from the baseline (-baseline +observed)\n", d.Scenario, len(d.Deviations))
+	for _, x := range d.Deviations {
+		fmt.Fprintf(&sb, "  %s [%s] (rule: %s)\n", x.Path, x.Severity, x.Rule)
+		fmt.Fprintf(&sb, "    - %s\n    + %s\n", x.Baseline, x.Observed)
+	}
+	return sb.String()
+}
+
+// JSON renders the diff for machines.
+func (d *Diff) JSON() ([]byte, error) { return json.MarshalIndent(d, "", "  ") }

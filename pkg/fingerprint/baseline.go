@@ -1,0 +1,232 @@
+package fingerprint
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+
+	kjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+)
+
+// SchemaVersion is the version of the baseline file format.
+const SchemaVersion = 1
+
+// TimingSlack is added to every timing limit: server timestamps have a
+// one-second resolution, so a latency can move by up to two seconds
+// without anything having changed.
+const TimingSlack = 2.0
+
+// MADFactor scales the median absolute deviation into a robust standard
+// deviation; TimingSigmas is how many of those a latency may exceed the
+// baseline median by. See Limit.
+const (
+	MADFactor    = 1.4826
+	TimingSigmas = 4.0
+)
+
+// Baseline is a fingerprint recorded from repeated runs, with the spread it saw.
+type Baseline struct {
+	SchemaVersion int         `json:"schemaVersion"`
+	Scenario      string      `json:"scenario"`
+	Environment   Environment `json:"environment"`
+	Runs          int         `json:"runs"`
+	// Selections are the distinct selections seen, most frequent first.
+	Selections  []SeenSelection `json:"selections"`
+	Zones       Range           `json:"zones"`
+	ZoneSkew    Range           `json:"zoneSkew"`
+	PodsPerNode Range           `json:"podsPerNode"`
+	Timing      BaselineTiming  `json:"timing"`
+	Outcomes    Outcomes        `json:"outcomes"`
+	// Note explains, for a non-deterministic scenario, where its spread comes from.
+	Note string `json:"note,omitempty"`
+}
+
+// Environment records what the baseline was recorded with.
+type Environment struct {
+	Karpenter     string `json:"karpenter"`
+	Kubernetes    string `json:"kubernetes"`
+	Catalog       string `json:"catalog"`
+	CatalogDigest string `json:"catalogDigest"`
+	// KarpenterSettings are the non-default Karpenter settings (none: baselines use the defaults).
+	KarpenterSettings map[string]string `json:"karpenterSettings"`
+}
+
+// SeenSelection is one selection and how many runs chose it.
+type SeenSelection struct {
+	InstanceTypes map[string]int `json:"instanceTypes"`
+	Nodes         int            `json:"nodes"`
+	HourlyCost    float64        `json:"hourlyCost"`
+	Runs          int            `json:"runs"`
+}
+
+// Key is the selection's instance-type multiset.
+func (s SeenSelection) Key() string { return Selection{InstanceTypes: s.InstanceTypes}.Key() }
+
+// Range is the smallest and largest value seen.
+type Range struct {
+	Min float64 `json:"min"`
+	Max float64 `json:"max"`
+}
+
+func (r Range) extend(v float64, first bool) Range {
+	if first {
+		return Range{v, v}
+	}
+	return Range{math.Min(r.Min, v), math.Max(r.Max, v)}
+}
+
+// Contains reports whether v is within the range widened by slack.
+func (r Range) Contains(v, slack float64) bool { return v >= r.Min-slack && v <= r.Max+slack }
+
+// BaselineTiming keeps each run's percentiles.
+type BaselineTiming struct {
+	PodReadyP50       Samples `json:"podReadyP50"`
+	PodReadyP90       Samples `json:"podReadyP90"`
+	NodeClaimReadyP50 Samples `json:"nodeClaimReadyP50"`
+	NodeClaimReadyP90 Samples `json:"nodeClaimReadyP90"`
+}
+
+// Samples are one statistic over the baseline's runs, in seconds.
+type Samples struct {
+	Values []float64 `json:"values"`
+	Median float64   `json:"median"`
+	MAD    float64   `json:"mad"`
+	// Limit is the largest value verification accepts (see limit()).
+	Limit float64 `json:"limit"`
+}
+
+// newSamples computes the robust rule: a value regresses when it exceeds
+//
+//	max(largest value seen, median + TimingSigmas × MADFactor × MAD) + TimingSlack
+//
+// The median and the median absolute deviation ignore one odd run out of
+// five; the largest seen value keeps a noisy-but-normal run from failing;
+// the slack covers the timestamps' one-second resolution.
+func newSamples(vals []float64) Samples {
+	s := Samples{Values: vals}
+	if len(vals) == 0 {
+		return s
+	}
+	s.Median = median(vals)
+	dev := make([]float64, len(vals))
+	for i, v := range vals {
+		dev[i] = math.Abs(v - s.Median)
+	}
+	s.MAD = median(dev)
+	s.Limit = math.Max(maxOf(vals), s.Median+TimingSigmas*MADFactor*s.MAD) + TimingSlack
+	s.Limit = math.Round(s.Limit*100) / 100
+	return s
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
+}
+
+func maxOf(xs []float64) float64 {
+	m := math.Inf(-1)
+	for _, x := range xs {
+		m = math.Max(m, x)
+	}
+	return m
+}
+
+// NewBaseline aggregates the fingerprints of repeated runs.
+func NewBaseline(scenario string, env Environment, fps []*Fingerprint) (*Baseline, error) {
+	if len(fps) == 0 {
+		return nil, errors.New("a baseline needs at least one run")
+	}
+	b := &Baseline{SchemaVersion: SchemaVersion, Scenario: scenario, Environment: env, Runs: len(fps), Outcomes: fps[0].Outcomes}
+	bySel := map[string]*SeenSelection{}
+	var p50, p90, c50, c90 []float64
+	for i, fp := range fps {
+		k := fp.Selection.Key()
+		if s, ok := bySel[k]; ok {
+			s.Runs++
+		} else {
+			bySel[k] = &SeenSelection{InstanceTypes: fp.Selection.InstanceTypes, Nodes: fp.Selection.Nodes, HourlyCost: fp.Selection.HourlyCost, Runs: 1}
+		}
+		b.Zones = b.Zones.extend(float64(fp.Selection.Zones), i == 0)
+		b.ZoneSkew = b.ZoneSkew.extend(float64(fp.Selection.ZoneSkew), i == 0)
+		b.PodsPerNode = b.PodsPerNode.extend(float64(fp.Selection.PodsPerNodeMin), i == 0).extend(float64(fp.Selection.PodsPerNodeMax), false)
+		p50, p90 = append(p50, fp.Timing.PodReady.P50), append(p90, fp.Timing.PodReady.P90)
+		c50, c90 = append(c50, fp.Timing.NodeClaimReady.P50), append(c90, fp.Timing.NodeClaimReady.P90)
+		if fp.Outcomes != b.Outcomes {
+			return nil, fmt.Errorf("run %d ended with %+v, run 1 with %+v: a baseline must end the same way every run", i+1, fp.Outcomes, b.Outcomes)
+		}
+	}
+	for _, s := range bySel {
+		b.Selections = append(b.Selections, *s)
+	}
+	sort.Slice(b.Selections, func(i, j int) bool {
+		if b.Selections[i].Runs != b.Selections[j].Runs {
+			return b.Selections[i].Runs > b.Selections[j].Runs
+		}
+		return b.Selections[i].Key() < b.Selections[j].Key()
+	})
+	b.Timing = BaselineTiming{PodReadyP50: newSamples(p50), PodReadyP90: newSamples(p90), NodeClaimReadyP50: newSamples(c50), NodeClaimReadyP90: newSamples(c90)}
+	if len(b.Selections) > 1 {
+		b.Note = fmt.Sprintf("non-deterministic: %d distinct selections in %d runs", len(b.Selections), b.Runs)
+	}
+	return b, nil
+}
+
+// Path is where a scenario's baseline lives under dir.
+func Path(dir, scenario string) string { return filepath.Join(dir, scenario+".yaml") }
+
+// Save writes the baseline as YAML.
+func (b *Baseline) Save(path string) error {
+	out, err := yaml.Marshal(b)
+	if err != nil {
+		return fmt.Errorf("failed to encode baseline: %w", err)
+	}
+	header := []byte("# Recorded by nodeprint; re-record with `nodeprint record " + b.Scenario + "` or\n# go test ./suites/baseline/... -args -update-fingerprints. Reviewed like code.\n")
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("failed to create %s: %w", filepath.Dir(path), err)
+	}
+	return os.WriteFile(path, append(header, out...), 0o644)
+}
+
+// LoadBaseline reads a baseline strictly: unknown fields and a schema
+// version this build does not know are errors naming the file.
+func LoadBaseline(path string) (*Baseline, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("no baseline %s: record it with `nodeprint record` or -update-fingerprints: %w", path, err)
+		}
+		return nil, fmt.Errorf("failed to read baseline: %w", err)
+	}
+	js, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: not valid YAML: %w", path, err)
+	}
+	b := &Baseline{}
+	strict, err := kjson.UnmarshalStrict(js, b)
+	if err == nil && len(strict) > 0 {
+		err = errors.Join(strict...)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if b.SchemaVersion != SchemaVersion {
+		return nil, fmt.Errorf("%s: schemaVersion %d, this nodeprint reads %d: re-record it", path, b.SchemaVersion, SchemaVersion)
+	}
+	if len(b.Selections) == 0 || b.Runs < 1 {
+		return nil, fmt.Errorf("%s: no runs recorded", path)
+	}
+	if !bytes.Contains(data, []byte("scenario:")) {
+		return nil, fmt.Errorf("%s: no scenario name", path)
+	}
+	return b, nil
+}

@@ -1,0 +1,161 @@
+// Package fingerprint summarises an observation into what Karpenter chose and
+// how fast (the resource fingerprint), and aggregates repeated runs into a
+// baseline that keeps the spread it saw. Names, partitions and timestamps
+// are normalised out; zones are kept as a shape (how many, how uneven),
+// because which zone a tie-break picks is noise.
+package fingerprint
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+
+	"github.com/nodeprint/nodeprint/pkg/catalog"
+	"github.com/nodeprint/nodeprint/pkg/observe"
+)
+
+// Fingerprint is the stable summary of one run.
+type Fingerprint struct {
+	Selection Selection `json:"selection"`
+	Timing    Timing    `json:"timing"`
+	Outcomes  Outcomes  `json:"outcomes"`
+}
+
+// Selection is what Karpenter launched.
+type Selection struct {
+	// InstanceTypes counts nodes by "instance-type/capacity-type".
+	InstanceTypes map[string]int `json:"instanceTypes"`
+	CapacityTypes map[string]int `json:"capacityTypes"`
+	Nodes         int            `json:"nodes"`
+	// Zones is how many zones the nodes span; ZoneSkew the difference
+	// between the most and least used of them.
+	Zones    int `json:"zones"`
+	ZoneSkew int `json:"zoneSkew"`
+	// HourlyCost is the summed catalog price of the nodes, in the catalog's currency.
+	HourlyCost float64 `json:"hourlyCost"`
+	// PodsPerNode are the min and max pods on a node.
+	PodsPerNodeMin int `json:"podsPerNodeMin"`
+	PodsPerNodeMax int `json:"podsPerNodeMax"`
+}
+
+// Key is the selection as one comparable string: the instance-type multiset.
+func (s Selection) Key() string {
+	keys := make([]string, 0, len(s.InstanceTypes))
+	for k, n := range s.InstanceTypes {
+		keys = append(keys, fmt.Sprintf("%s×%d", k, n))
+	}
+	sort.Strings(keys)
+	return strings.Join(keys, ",")
+}
+
+// Timing are latency percentiles in seconds (server timestamps have one-second resolution).
+type Timing struct {
+	// PodReady is pod created → Ready.
+	PodReady Percentiles `json:"podReady"`
+	// NodeClaimReady is NodeClaim created → Initialized.
+	NodeClaimReady Percentiles `json:"nodeClaimReady"`
+}
+
+// Percentiles of a latency distribution, in seconds.
+type Percentiles struct {
+	Count int     `json:"count"`
+	P50   float64 `json:"p50"`
+	P90   float64 `json:"p90"`
+	P99   float64 `json:"p99"`
+	Max   float64 `json:"max"`
+}
+
+// Outcomes count pods by how they ended.
+type Outcomes struct {
+	Running    int `json:"running"`
+	Pending    int `json:"pending"`
+	Restarting int `json:"restarting"`
+	OOMKilled  int `json:"oomKilled"`
+}
+
+// Compute summarises an observation. Deleted objects are left out: a
+// fingerprint describes the state the run settled in.
+func Compute(ob *observe.Observation, cat *catalog.Catalog) (*Fingerprint, error) {
+	fp := &Fingerprint{Selection: Selection{InstanceTypes: map[string]int{}, CapacityTypes: map[string]int{}}}
+	zones := map[string]int{}
+	var claimLat []float64
+	for _, c := range ob.NodeClaims {
+		if !c.Deleted.IsZero() {
+			continue
+		}
+		if c.InstanceType == "" {
+			// Not launched (yet): counted in timing when initialised only.
+			continue
+		}
+		fp.Selection.InstanceTypes[c.InstanceType+"/"+c.CapacityType]++
+		fp.Selection.CapacityTypes[c.CapacityType]++
+		fp.Selection.Nodes++
+		zones[c.Zone]++
+		price, ok := cat.Price(c.InstanceType, c.Zone, c.CapacityType)
+		if !ok {
+			return nil, fmt.Errorf("instance type %s (%s, %s) is not in the catalog: was Karpenter started with another one?", c.InstanceType, c.Zone, c.CapacityType)
+		}
+		fp.Selection.HourlyCost += price
+		if !c.Initialized.IsZero() {
+			claimLat = append(claimLat, c.Initialized.Sub(c.Created).Seconds())
+		}
+	}
+	fp.Selection.HourlyCost = math.Round(fp.Selection.HourlyCost*1e4) / 1e4
+	fp.Selection.Zones = len(zones)
+	if len(zones) > 0 {
+		lo, hi := math.MaxInt, 0
+		for _, n := range zones {
+			lo, hi = min(lo, n), max(hi, n)
+		}
+		fp.Selection.ZoneSkew = hi - lo
+	}
+	perNode := map[string]int{}
+	var podLat []float64
+	for _, p := range ob.Pods {
+		if !p.Deleted.IsZero() {
+			continue
+		}
+		switch {
+		case p.Restarts > 0 || p.Waiting != "":
+			fp.Outcomes.Restarting++
+		case p.Phase == "Running" && !p.Ready.IsZero():
+			fp.Outcomes.Running++
+		default:
+			fp.Outcomes.Pending++
+		}
+		if p.LastTermination == "OOMKilled" {
+			fp.Outcomes.OOMKilled++
+		}
+		if p.Node != "" {
+			perNode[p.Node]++
+		}
+		if !p.Ready.IsZero() {
+			podLat = append(podLat, p.Ready.Sub(p.Created).Seconds())
+		}
+	}
+	if len(perNode) > 0 {
+		fp.Selection.PodsPerNodeMin = math.MaxInt
+		for _, n := range perNode {
+			fp.Selection.PodsPerNodeMin = min(fp.Selection.PodsPerNodeMin, n)
+			fp.Selection.PodsPerNodeMax = max(fp.Selection.PodsPerNodeMax, n)
+		}
+	}
+	fp.Timing.PodReady = percentiles(podLat)
+	fp.Timing.NodeClaimReady = percentiles(claimLat)
+	return fp, nil
+}
+
+func percentiles(xs []float64) Percentiles {
+	if len(xs) == 0 {
+		return Percentiles{}
+	}
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	q := func(p float64) float64 {
+		// Nearest rank: an observed value, never an interpolation.
+		i := int(math.Ceil(p*float64(len(s)))) - 1
+		return s[max(0, min(i, len(s)-1))]
+	}
+	return Percentiles{Count: len(s), P50: q(0.5), P90: q(0.9), P99: q(0.99), Max: s[len(s)-1]}
+}

@@ -1,0 +1,167 @@
+package fingerprint
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/nodeprint/nodeprint/pkg/catalog"
+	"github.com/nodeprint/nodeprint/pkg/observe"
+)
+
+func testCatalog(t *testing.T) *catalog.Catalog {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "c.json")
+	data := `[{"name":"c-16x","offerings":[
+	  {"Price":0.4,"Requirements":[{"key":"karpenter.sh/capacity-type","values":["on-demand"]},{"key":"topology.kubernetes.io/zone","values":["a"]}]},
+	  {"Price":0.4,"Requirements":[{"key":"karpenter.sh/capacity-type","values":["on-demand"]},{"key":"topology.kubernetes.io/zone","values":["b"]}]}]},
+	 {"name":"c-4x","offerings":[
+	  {"Price":0.1,"Requirements":[{"key":"karpenter.sh/capacity-type","values":["on-demand"]},{"key":"topology.kubernetes.io/zone","values":["a"]}]}]}]`
+	if err := os.WriteFile(p, []byte(data), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c, err := catalog.Load(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+var t0 = time.Date(2026, 11, 30, 10, 0, 0, 0, time.UTC)
+
+func at(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+
+func observation() *observe.Observation {
+	ob := &observe.Observation{
+		Pods: map[string]*observe.PodRecord{}, Nodes: map[string]*observe.NodeRecord{},
+		NodeClaims: map[string]*observe.NodeClaimRecord{
+			"np-1": {Name: "np-1", Created: at(0), Initialized: at(3), InstanceType: "c-16x", CapacityType: "on-demand", Zone: "a", Node: "n1"},
+			"np-2": {Name: "np-2", Created: at(0), Initialized: at(5), InstanceType: "c-16x", CapacityType: "on-demand", Zone: "b", Node: "n2"},
+			"np-3": {Name: "np-3", Created: at(0), Initialized: at(4), InstanceType: "c-4x", CapacityType: "on-demand", Zone: "a", Node: "n3"},
+			"gone": {Name: "gone", Created: at(0), Deleted: at(9), InstanceType: "c-4x", CapacityType: "on-demand", Zone: "a"},
+		},
+	}
+	for i, node := range []string{"n1", "n1", "n1", "n2", "n2", "n3"} {
+		name := "p" + string(rune('a'+i))
+		ob.Pods[name] = &observe.PodRecord{Name: name, Created: at(0), Ready: at(4 + i), Phase: "Running", Node: node}
+	}
+	ob.Pods["oom"] = &observe.PodRecord{Name: "oom", Created: at(0), Ready: at(4), Phase: "Running", Node: "n3", Restarts: 2, LastTermination: "OOMKilled"}
+	ob.Pods["pending"] = &observe.PodRecord{Name: "pending", Created: at(0), Phase: "Pending"}
+	return ob
+}
+
+func TestCompute(t *testing.T) {
+	fp, err := Compute(observation(), testCatalog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Fingerprint{
+		Selection: Selection{
+			InstanceTypes: map[string]int{"c-16x/on-demand": 2, "c-4x/on-demand": 1}, CapacityTypes: map[string]int{"on-demand": 3},
+			Nodes: 3, Zones: 2, ZoneSkew: 1, HourlyCost: 0.9, PodsPerNodeMin: 2, PodsPerNodeMax: 3,
+		},
+		Timing: Timing{
+			PodReady:       Percentiles{Count: 7, P50: 6, P90: 9, P99: 9, Max: 9},
+			NodeClaimReady: Percentiles{Count: 3, P50: 4, P90: 5, P99: 5, Max: 5},
+		},
+		Outcomes: Outcomes{Running: 6, Pending: 1, Restarting: 1, OOMKilled: 1},
+	}
+	if d := cmp.Diff(want, fp); d != "" {
+		t.Fatalf("fingerprint (-want +got):\n%s", d)
+	}
+	if k := fp.Selection.Key(); k != "c-16x/on-demand×2,c-4x/on-demand×1" {
+		t.Fatalf("key %q", k)
+	}
+}
+
+func TestComputeRejectsTypesOutsideTheCatalog(t *testing.T) {
+	ob := observation()
+	ob.NodeClaims["np-1"].InstanceType = "m5.large"
+	if _, err := Compute(ob, testCatalog(t)); err == nil || !strings.Contains(err.Error(), "not in the catalog") {
+		t.Fatalf("want a catalog error, got %v", err)
+	}
+}
+
+func fp(key map[string]int, nodes int, cost, podP90 float64) *Fingerprint {
+	return &Fingerprint{
+		Selection: Selection{InstanceTypes: key, Nodes: nodes, HourlyCost: cost, Zones: 1, PodsPerNodeMin: 5, PodsPerNodeMax: 5},
+		Timing:    Timing{PodReady: Percentiles{P50: podP90 - 1, P90: podP90}, NodeClaimReady: Percentiles{P50: 2, P90: 3}},
+		Outcomes:  Outcomes{Running: 5},
+	}
+}
+
+func TestBaselineKeepsTheSpread(t *testing.T) {
+	a := map[string]int{"c-16x/on-demand": 1}
+	b := map[string]int{"c-8x/on-demand": 2}
+	bl, err := NewBaseline("s", Environment{Karpenter: "v1.14.1"}, []*Fingerprint{fp(a, 1, 0.4, 4), fp(b, 2, 0.44, 5), fp(a, 1, 0.4, 4), fp(a, 1, 0.4, 6), fp(a, 1, 0.4, 4)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bl.Selections) != 2 || bl.Selections[0].Runs != 4 || bl.Selections[1].Runs != 1 {
+		t.Fatalf("selections %+v", bl.Selections)
+	}
+	if !strings.Contains(bl.Note, "non-deterministic") {
+		t.Fatalf("a scenario with two selections must say so: %q", bl.Note)
+	}
+	// p90 values 4,5,4,6,4: median 4, MAD 0, max 6 → limit 6 + 2.
+	if s := bl.Timing.PodReadyP90; s.Median != 4 || s.MAD != 0 || s.Limit != 8 {
+		t.Fatalf("p90 samples %+v", s)
+	}
+	if _, err := NewBaseline("s", Environment{}, []*Fingerprint{fp(a, 1, 0.4, 4), {Outcomes: Outcomes{Pending: 1}}}); err == nil {
+		t.Fatal("runs that end differently cannot make a baseline")
+	}
+}
+
+func TestRobustLimit(t *testing.T) {
+	// One slow run among five: the median and MAD ignore it, the max keeps it.
+	s := newSamples([]float64{10, 11, 10, 12, 30})
+	if s.Median != 11 || s.MAD != 1 {
+		t.Fatalf("median/MAD %+v", s)
+	}
+	if s.Limit != 32 {
+		t.Fatalf("limit = max(30, 11+4·1.4826·1) + 2 = 32, got %v", s.Limit)
+	}
+	// Spread dominates when there is no outlier.
+	s = newSamples([]float64{10, 14, 10, 14, 12})
+	if want := 12 + 4*1.4826*2 + 2; s.Limit != float64(int(want*100+0.5))/100 {
+		t.Fatalf("limit %v, want %v", s.Limit, want)
+	}
+}
+
+func TestSaveLoadRoundTripAndStrictness(t *testing.T) {
+	bl, err := NewBaseline("s", Environment{Karpenter: "v1.14.1", KarpenterSettings: map[string]string{}}, []*Fingerprint{fp(map[string]int{"x/on-demand": 1}, 1, 0.1, 3)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	path := Path(dir, "s")
+	if err := bl.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	got, err := LoadBaseline(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(bl, got); d != "" {
+		t.Fatalf("round trip (-saved +loaded):\n%s", d)
+	}
+	data, _ := os.ReadFile(path)
+	bad := filepath.Join(dir, "bad.yaml")
+	for name, content := range map[string]string{
+		"unknown field": strings.Replace(string(data), "runs: 1\n", "runs: 1\nrunz: 2\n", 1),
+		"wrong schema":  strings.Replace(string(data), "schemaVersion: 1", "schemaVersion: 9", 1),
+		"not yaml":      "selections: [",
+		"no selections": "schemaVersion: 1\nscenario: s\nruns: 1\n",
+	} {
+		if err := os.WriteFile(bad, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := LoadBaseline(bad); err == nil || !strings.Contains(err.Error(), bad) {
+			t.Errorf("%s: want an error naming the file, got %v", name, err)
+		}
+	}
+}

@@ -1,0 +1,165 @@
+// Package run executes a scenario on a cluster: it creates the run's
+// namespace, KWOKNodeClass, NodePool and workloads, all named after the run
+// and labelled with it, observes until the run settles, and removes
+// everything again, waiting until Karpenter has removed the run's nodes.
+package run
+
+import (
+	"fmt"
+	"maps"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	kwokv1alpha1 "sigs.k8s.io/karpenter/kwok/apis/v1alpha1"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+
+	"github.com/nodeprint/nodeprint/pkg/observe"
+	"github.com/nodeprint/nodeprint/pkg/scenario"
+)
+
+// Objects are what one run creates, in creation order.
+type Objects struct {
+	Namespace   *corev1.Namespace
+	NodeClass   *kwokv1alpha1.KWOKNodeClass
+	NodePool    *karpv1.NodePool
+	Deployments []*appsv1.Deployment
+	HPAs        []*autoscalingv2.HorizontalPodAutoscaler
+}
+
+// All lists the objects in creation order.
+func (o *Objects) All() []client.Object {
+	out := []client.Object{o.Namespace, o.NodeClass, o.NodePool}
+	for _, d := range o.Deployments {
+		out = append(out, d)
+	}
+	for _, h := range o.HPAs {
+		out = append(out, h)
+	}
+	return out
+}
+
+// Build materialises a scenario for the run id: the NodePool is the
+// scenario's policy with the run's node class and the run label on its
+// nodes; every pod selects the run's nodes.
+func Build(s *scenario.Scenario, id string) (*Objects, error) {
+	runLabels := map[string]string{observe.RunLabel: id}
+	o := &Objects{
+		Namespace: &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: id, Labels: runLabels}},
+		NodeClass: &kwokv1alpha1.KWOKNodeClass{ObjectMeta: metav1.ObjectMeta{Name: id, Labels: runLabels}},
+	}
+	if d := s.Spec.Policy.NodeClass.NodeRegistrationDelay; d != "" {
+		v, err := time.ParseDuration(d)
+		if err != nil {
+			return nil, fmt.Errorf("scenario %s: nodeRegistrationDelay: %w", s.Metadata.Name, err)
+		}
+		o.NodeClass.Spec.NodeRegistrationDelay = metav1.Duration{Duration: v}
+	}
+	np := s.NodePool.DeepCopy()
+	np.ObjectMeta = metav1.ObjectMeta{Name: id, Labels: runLabels}
+	np.Spec.Template.Labels = merge(np.Spec.Template.Labels, runLabels)
+	np.Spec.Template.Spec.NodeClassRef = &karpv1.NodeClassReference{Group: "karpenter.kwok.sh", Kind: "KWOKNodeClass", Name: id}
+	o.NodePool = np
+	for _, w := range s.Spec.Workloads {
+		podLabels := map[string]string{"app": w.Name, observe.WorkloadLabel: w.Name, observe.RunLabel: id}
+		annotations := map[string]string{}
+		for k, v := range w.Usage {
+			annotations["kwok.x-k8s.io/usage-"+k] = v
+		}
+		spread := make([]corev1.TopologySpreadConstraint, len(w.TopologySpreadConstraints))
+		for i, c := range w.TopologySpreadConstraints {
+			c = *c.DeepCopy()
+			if c.LabelSelector == nil {
+				c.LabelSelector = &metav1.LabelSelector{MatchLabels: map[string]string{observe.WorkloadLabel: w.Name, observe.RunLabel: id}}
+			}
+			spread[i] = c
+		}
+		requests, err := quantities(w.Requests)
+		if err != nil {
+			return nil, fmt.Errorf("scenario %s: workload %s: requests: %w", s.Metadata.Name, w.Name, err)
+		}
+		limits, err := quantities(w.Limits)
+		if err != nil {
+			return nil, fmt.Errorf("scenario %s: workload %s: limits: %w", s.Metadata.Name, w.Name, err)
+		}
+		replicas := w.Replicas
+		if w.HPA != nil {
+			replicas = w.HPA.MinReplicas
+		}
+		d := &appsv1.Deployment{
+			ObjectMeta: metav1.ObjectMeta{Name: w.Name, Namespace: id, Labels: runLabels},
+			Spec: appsv1.DeploymentSpec{
+				Replicas: &replicas,
+				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{observe.WorkloadLabel: w.Name}},
+				Template: corev1.PodTemplateSpec{
+					ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: annotations},
+					Spec: corev1.PodSpec{
+						NodeSelector:              merge(w.NodeSelector, runLabels),
+						Affinity:                  w.Affinity.DeepCopy(),
+						Tolerations:               w.Tolerations,
+						TopologySpreadConstraints: spread,
+						// KWOK runs no container; the image is never pulled.
+						Containers: []corev1.Container{{
+							Name: w.Name, Image: "registry.k8s.io/pause:3.10",
+							Resources: corev1.ResourceRequirements{Requests: requests, Limits: limits},
+						}},
+						TerminationGracePeriodSeconds: new(int64),
+					},
+				},
+			},
+		}
+		o.Deployments = append(o.Deployments, d)
+		if h := w.HPA; h != nil {
+			o.HPAs = append(o.HPAs, buildHPA(id, w.Name, h))
+		}
+	}
+	return o, nil
+}
+
+func buildHPA(ns, name string, h *scenario.HPA) *autoscalingv2.HorizontalPodAutoscaler {
+	var metrics []autoscalingv2.MetricSpec
+	add := func(res corev1.ResourceName, target *int32) {
+		if target == nil {
+			return
+		}
+		metrics = append(metrics, autoscalingv2.MetricSpec{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{
+			Name: res, Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: target},
+		}})
+	}
+	add(corev1.ResourceCPU, h.CPUUtilization)
+	add(corev1.ResourceMemory, h.MemoryUtilization)
+	minR := h.MinReplicas
+	return &autoscalingv2.HorizontalPodAutoscaler{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
+			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: name},
+			MinReplicas:    &minR, MaxReplicas: h.MaxReplicas, Metrics: metrics,
+		},
+	}
+}
+
+func merge(a, b map[string]string) map[string]string {
+	out := map[string]string{}
+	maps.Copy(out, a)
+	maps.Copy(out, b)
+	return out
+}
+
+func quantities(m map[string]string) (corev1.ResourceList, error) {
+	if len(m) == 0 {
+		return nil, nil
+	}
+	out := corev1.ResourceList{}
+	for k, v := range m {
+		q, err := resource.ParseQuantity(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %q is not a quantity", k, v)
+		}
+		out[corev1.ResourceName(k)] = q
+	}
+	return out, nil
+}

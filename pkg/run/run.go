@@ -1,0 +1,187 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+
+	"github.com/nodeprint/nodeprint/pkg/catalog"
+	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	"github.com/nodeprint/nodeprint/pkg/kube"
+	"github.com/nodeprint/nodeprint/pkg/observe"
+	"github.com/nodeprint/nodeprint/pkg/scenario"
+)
+
+// CatalogSwitcher makes Karpenter run with a catalog (the local provider does).
+type CatalogSwitcher interface {
+	UseCatalog(ctx context.Context, path string) error
+}
+
+// Runner runs scenarios on one cluster.
+type Runner struct {
+	config   *rest.Config
+	client   client.Client
+	catalogs CatalogSwitcher
+	progress func(string)
+	cleanup  time.Duration
+}
+
+// Option configures a Runner.
+type Option func(*Runner)
+
+// WithProgress receives progress lines (default: none).
+func WithProgress(f func(string)) Option { return func(r *Runner) { r.progress = f } }
+
+// WithCleanupTimeout bounds how long cleanup waits for Karpenter to remove
+// the run's nodes (default 3 minutes).
+func WithCleanupTimeout(d time.Duration) Option { return func(r *Runner) { r.cleanup = d } }
+
+// NewRunner returns a runner for the cluster behind kubeconfig.
+func NewRunner(kubeconfig string, catalogs CatalogSwitcher, opts ...Option) (*Runner, error) {
+	cfg, err := kube.Config(kubeconfig)
+	if err != nil {
+		return nil, err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: kube.Scheme})
+	if err != nil {
+		return nil, fmt.Errorf("failed to create a client: %w", err)
+	}
+	r := &Runner{config: cfg, client: c, catalogs: catalogs, progress: func(string) {}, cleanup: 3 * time.Minute}
+	for _, o := range opts {
+		o(r)
+	}
+	return r, nil
+}
+
+// Result is one finished run.
+type Result struct {
+	ID          string
+	Observation *observe.Observation
+	Fingerprint *fingerprint.Fingerprint
+	Catalog     *catalog.Catalog
+}
+
+// NewID names a run after its scenario, with a random suffix.
+func NewID(s *scenario.Scenario) string { return s.Metadata.Name + "-" + rand.String(5) }
+
+// Run executes the scenario once and removes what it created, also when
+// it fails or ctx is cancelled.
+func (r *Runner) Run(ctx context.Context, s *scenario.Scenario) (res *Result, err error) {
+	cat, err := catalog.Load(s.CatalogPath)
+	if err != nil {
+		return nil, err
+	}
+	if r.catalogs != nil {
+		if err := r.catalogs.UseCatalog(ctx, s.CatalogPath); err != nil {
+			return nil, fmt.Errorf("failed to switch Karpenter to catalog %s: %w", s.Spec.Catalog, err)
+		}
+	}
+	id := NewID(s)
+	objs, err := Build(s, id)
+	if err != nil {
+		return nil, err
+	}
+	ob, err := observe.Start(ctx, r.config, observe.Target{
+		Run: id, Namespace: id, NodePool: id,
+		ExpectedPods: func() int { return r.expectedPods(ctx, objs) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer ob.Stop()
+	defer func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cleanup)
+		defer cancel()
+		if cerr := r.Cleanup(cctx, objs); cerr != nil {
+			err = errors.Join(err, cerr)
+		}
+	}()
+	r.progress(fmt.Sprintf("run %s: applying namespace, node class, NodePool and %d workload(s)", id, len(objs.Deployments)))
+	for _, o := range objs.All() {
+		if err := r.client.Create(ctx, o); err != nil {
+			return nil, fmt.Errorf("failed to create %T %s: %w", o, client.ObjectKeyFromObject(o), err)
+		}
+	}
+	if len(objs.Deployments) > 0 {
+		ob.MarkStart(objs.Deployments[0].CreationTimestamp.Time)
+	}
+	outcome := ob.WaitSettled(ctx, observe.Settle{
+		Quiet: s.Spec.Settle.Quiet.Duration, Stall: s.Spec.Settle.Stall.Duration, Timeout: s.Spec.Settle.Timeout.Duration,
+		Progress: func(msg string) { r.progress("run " + id + ": " + msg) },
+	})
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("run %s interrupted: %w", id, ctx.Err())
+	}
+	snap := ob.Snapshot()
+	fp, err := fingerprint.Compute(snap, cat)
+	if err != nil {
+		return nil, fmt.Errorf("run %s: %w", id, err)
+	}
+	r.progress(fmt.Sprintf("run %s: %s: %d node(s) %s, $%.4f/h", id, outcome, fp.Selection.Nodes, fp.Selection.Key(), fp.Selection.HourlyCost))
+	return &Result{ID: id, Observation: snap, Fingerprint: fp, Catalog: cat}, nil
+}
+
+// expectedPods is the sum of the Deployments' desired replicas, as the API
+// server has them now (an HPA may have changed them).
+func (r *Runner) expectedPods(ctx context.Context, objs *Objects) int {
+	n := 0
+	for _, d := range objs.Deployments {
+		cur := &appsv1.Deployment{}
+		if err := r.client.Get(ctx, client.ObjectKeyFromObject(d), cur); err == nil && cur.Spec.Replicas != nil {
+			n += int(*cur.Spec.Replicas)
+		} else if d.Spec.Replicas != nil {
+			n += int(*d.Spec.Replicas)
+		}
+	}
+	return n
+}
+
+// Cleanup deletes the run's objects and waits until Karpenter has removed
+// every NodeClaim of the run's NodePool.
+func (r *Runner) Cleanup(ctx context.Context, objs *Objects) error {
+	r.progress("run " + objs.Namespace.Name + ": cleaning up")
+	var errs []error
+	del := func(o client.Object) {
+		if err := r.client.Delete(ctx, o, client.PropagationPolicy("Background")); err != nil && !apierrors.IsNotFound(err) {
+			errs = append(errs, fmt.Errorf("failed to delete %T %s: %w", o, client.ObjectKeyFromObject(o), err))
+		}
+	}
+	del(objs.Namespace)
+	del(objs.NodePool)
+	err := wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		list := &karpv1.NodeClaimList{}
+		if err := r.client.List(ctx, list, client.MatchingLabels{karpv1.NodePoolLabelKey: objs.NodePool.Name}); err != nil {
+			return false, nil //nolint:nilerr // retried until the deadline
+		}
+		return len(list.Items) == 0, nil
+	})
+	if err != nil {
+		errs = append(errs, fmt.Errorf("waiting for Karpenter to remove the NodeClaims of NodePool %s: %w", objs.NodePool.Name, err))
+	}
+	del(objs.NodeClass)
+	return errors.Join(errs...)
+}
+
+// Record runs a scenario n times and aggregates the runs into a baseline.
+func (r *Runner) Record(ctx context.Context, env fingerprint.Environment, s *scenario.Scenario, n int) (*fingerprint.Baseline, error) {
+	var fps []*fingerprint.Fingerprint
+	for i := 0; i < n; i++ {
+		res, err := r.Run(ctx, s)
+		if err != nil {
+			return nil, fmt.Errorf("scenario %s, run %d of %d: %w", s.Metadata.Name, i+1, n, err)
+		}
+		fps = append(fps, res.Fingerprint)
+		env.CatalogDigest = res.Catalog.Digest
+	}
+	env.Catalog = s.Spec.Catalog
+	return fingerprint.NewBaseline(s.Metadata.Name, env, fps)
+}

@@ -1,0 +1,328 @@
+package scenario
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation"
+	kjson "sigs.k8s.io/json"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/yaml"
+)
+
+// MaxFileSize bounds an input file; scenarios are small.
+const MaxFileSize = 1 << 20
+
+// Loader resolves references against a fixtures directory.
+type Loader struct {
+	// FixturesDir holds nodepools/ and catalogs/.
+	FixturesDir string
+	// GenericCatalog is the path of the KWOK provider's own catalog (the
+	// "kwok-generic" catalog), built into bin/ by make tools.
+	GenericCatalog string
+}
+
+// LoadDir loads every *.yaml file directly in dir, sorted by name, and
+// rejects duplicate scenario names.
+func (l *Loader) LoadDir(dir string) ([]*Scenario, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read scenarios: %w", err)
+	}
+	var files []string
+	for _, e := range entries {
+		if !e.IsDir() && (strings.HasSuffix(e.Name(), ".yaml") || strings.HasSuffix(e.Name(), ".yml")) {
+			files = append(files, filepath.Join(dir, e.Name()))
+		}
+	}
+	sort.Strings(files)
+	return l.LoadFiles(files...)
+}
+
+// LoadFiles loads the given files and rejects duplicate scenario names.
+func (l *Loader) LoadFiles(files ...string) ([]*Scenario, error) {
+	var out []*Scenario
+	var errs []error
+	seen := map[string]string{}
+	for _, f := range files {
+		s, err := l.Load(f)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if prev, ok := seen[s.Metadata.Name]; ok {
+			errs = append(errs, &FieldError{File: f, Path: "metadata.name", Msg: fmt.Sprintf("scenario %q is also defined in %s: names must be unique", s.Metadata.Name, prev)})
+			continue
+		}
+		seen[s.Metadata.Name] = f
+		out = append(out, s)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// Load reads, decodes and validates one scenario file.
+func (l *Loader) Load(path string) (*Scenario, error) {
+	data, err := readInput(path)
+	if err != nil {
+		return nil, err
+	}
+	s := &Scenario{}
+	if err := decodeStrict(path, data, s); err != nil {
+		return nil, err
+	}
+	s.Path = path
+	pos, _ := newPositions(data)
+	var errs ErrorList
+	add := func(field, msg string, args ...any) {
+		errs = append(errs, &FieldError{File: path, Path: field, Line: pos.line(field), Msg: fmt.Sprintf(msg, args...)})
+	}
+	l.validate(s, add)
+	if len(errs) > 0 {
+		return nil, errs
+	}
+	return s, nil
+}
+
+func readInput(path string) ([]byte, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read %s: %w", path, err)
+	}
+	if st.Size() > MaxFileSize {
+		return nil, &FieldError{File: path, Msg: fmt.Sprintf("file is %d bytes, more than the %d allowed", st.Size(), MaxFileSize)}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read %s: %w", path, err)
+	}
+	if !utf8.Valid(data) {
+		return nil, &FieldError{File: path, Msg: "file is not valid UTF-8"}
+	}
+	return data, nil
+}
+
+var (
+	strictPathRE = regexp.MustCompile(`(unknown|duplicate) field "([^"]+)"`)
+	typePathRE   = regexp.MustCompile(`Go struct field [^.]+\.(\S+) of type (\S+)`)
+)
+
+// decodeStrict decodes YAML into v with unknown and duplicate fields
+// disallowed, case-sensitively, and reports errors with path and line.
+func decodeStrict(path string, data []byte, v any) error {
+	pos, err := newPositions(data)
+	if err != nil {
+		return &FieldError{File: path, Line: yamlErrorLine(err), Msg: "not valid YAML: " + err.Error()}
+	}
+	js, err := yaml.YAMLToJSON(data)
+	if err != nil {
+		return &FieldError{File: path, Msg: "not valid YAML: " + err.Error()}
+	}
+	if strings.TrimSpace(string(js)) == "null" {
+		return &FieldError{File: path, Msg: "file is empty"}
+	}
+	strict, err := kjson.UnmarshalStrict(js, v)
+	var errs ErrorList
+	if err != nil {
+		fe := &FieldError{File: path, Msg: err.Error()}
+		if m := typePathRE.FindStringSubmatch(err.Error()); m != nil {
+			fe.Path, fe.Line = m[1], pos.line(m[1])
+			fe.Msg = "wrong type: want " + m[2]
+		} else if de := (*durationError)(nil); errors.As(err, &de) {
+			fe.Msg = de.Error()
+		}
+		errs = append(errs, fe)
+	}
+	for _, se := range strict {
+		fe := &FieldError{File: path, Msg: se.Error()}
+		if m := strictPathRE.FindStringSubmatch(se.Error()); m != nil {
+			fe.Path, fe.Line = m[2], pos.line(m[2])
+			fe.Msg = m[1] + " field"
+			if m[1] == "unknown" {
+				fe.Msg += " (check its spelling and indentation; fixtures/README.md lists the fields)"
+			}
+		}
+		errs = append(errs, fe)
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return nil
+}
+
+var yamlLineRE = regexp.MustCompile(`line (\d+)`)
+
+func yamlErrorLine(err error) int {
+	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
+		var n int
+		_, _ = fmt.Sscanf(m[1], "%d", &n)
+		return n
+	}
+	return 0
+}
+
+func (l *Loader) validate(s *Scenario, add func(field, msg string, args ...any)) {
+	if s.APIVersion != APIVersion {
+		add("apiVersion", "want %q, got %q", APIVersion, s.APIVersion)
+	}
+	if s.Kind != Kind {
+		add("kind", "want %q, got %q", Kind, s.Kind)
+	}
+	if errs := validation.IsDNS1123Label(s.Metadata.Name); len(errs) > 0 || len(s.Metadata.Name) > 40 {
+		add("metadata.name", "%q is not a valid name: use 1 to 40 lowercase letters, digits and '-'", s.Metadata.Name)
+	}
+	// Catalog.
+	if s.Spec.Catalog == "" {
+		s.Spec.Catalog = DefaultCatalog
+	}
+	switch {
+	case s.Spec.Catalog == DefaultCatalog:
+		s.CatalogPath = l.GenericCatalog
+	case len(validation.IsDNS1123Label(s.Spec.Catalog)) > 0:
+		add("spec.catalog", "%q is not a catalog name", s.Spec.Catalog)
+	default:
+		s.CatalogPath = filepath.Join(l.FixturesDir, "catalogs", s.Spec.Catalog+".json")
+		if _, err := os.Stat(s.CatalogPath); err != nil {
+			add("spec.catalog", "catalog %q does not exist (no %s)", s.Spec.Catalog, s.CatalogPath)
+		}
+	}
+	// Policy.
+	p := s.Spec.Policy
+	switch {
+	case p.NodePoolRef != "" && p.NodePool != nil:
+		add("spec.policy", "set nodePoolRef or nodePool, not both")
+	case p.NodePoolRef == "" && p.NodePool == nil:
+		add("spec.policy", "set nodePoolRef (a file in fixtures/nodepools/) or an inline nodePool")
+	case p.NodePoolRef != "":
+		if len(validation.IsDNS1123Label(p.NodePoolRef)) > 0 {
+			add("spec.policy.nodePoolRef", "%q is not a valid reference", p.NodePoolRef)
+			break
+		}
+		np, err := l.LoadNodePool(filepath.Join(l.FixturesDir, "nodepools", p.NodePoolRef+".yaml"))
+		if err != nil {
+			add("spec.policy.nodePoolRef", "%v", err)
+			break
+		}
+		s.NodePool = np
+	default:
+		s.NodePool = &karpv1.NodePool{Spec: *p.NodePool}
+	}
+	if d := p.NodeClass.NodeRegistrationDelay; d != "" {
+		if v, err := time.ParseDuration(d); err != nil || v < 0 {
+			add("spec.policy.nodeClass.nodeRegistrationDelay", "%q is not a duration such as \"30s\"", d)
+		}
+	}
+	// Workloads.
+	if len(s.Spec.Workloads) == 0 {
+		add("spec.workloads", "at least one workload is needed")
+	}
+	names := map[string]bool{}
+	for i, w := range s.Spec.Workloads {
+		f := fmt.Sprintf("spec.workloads[%d]", i)
+		if errs := validation.IsDNS1123Label(w.Name); len(errs) > 0 {
+			add(f+".name", "%q is not a valid name", w.Name)
+		} else if names[w.Name] {
+			add(f+".name", "workload %q is defined twice", w.Name)
+		}
+		names[w.Name] = true
+		if w.Replicas < 0 || w.Replicas > MaxReplicas {
+			add(f+".replicas", "%d is out of range 0..%d", w.Replicas, MaxReplicas)
+		}
+		if len(w.Requests) == 0 {
+			add(f+".requests", "requests are needed: Karpenter sizes nodes from them")
+		}
+		checkQuantities(add, f+".requests", w.Requests)
+		checkQuantities(add, f+".limits", w.Limits)
+		checkQuantities(add, f+".usage", w.Usage)
+		for k := range w.Usage {
+			if k != "cpu" && k != "memory" {
+				add(f+".usage."+k, "only cpu and memory usage can be simulated")
+			}
+		}
+		for k, lim := range w.Limits {
+			req, ok := w.Requests[k]
+			if !ok {
+				continue
+			}
+			rq, e1 := resource.ParseQuantity(req)
+			lq, e2 := resource.ParseQuantity(lim)
+			if e1 == nil && e2 == nil && lq.Cmp(rq) < 0 {
+				add(f+".limits."+k, "limit %s is below the request %s", lim, req)
+			}
+		}
+		if h := w.HPA; h != nil {
+			switch {
+			case h.MinReplicas < 1 || h.MaxReplicas < h.MinReplicas || h.MaxReplicas > MaxReplicas:
+				add(f+".hpa", "want 1 <= minReplicas <= maxReplicas <= %d, got %d..%d", MaxReplicas, h.MinReplicas, h.MaxReplicas)
+			case h.CPUUtilization == nil && h.MemoryUtilization == nil:
+				add(f+".hpa", "set cpuUtilization or memoryUtilization")
+			}
+		}
+	}
+	// Baseline and settle.
+	if s.Spec.Baseline.Runs == 0 {
+		s.Spec.Baseline.Runs = DefaultRuns
+	}
+	if s.Spec.Baseline.Runs < 1 || s.Spec.Baseline.Runs > 50 {
+		add("spec.baseline.runs", "%d is out of range 1..50", s.Spec.Baseline.Runs)
+	}
+	if t := s.Spec.Baseline.Tolerances; t.CostPercent < 0 || t.CostPercent > 100 || t.Nodes < 0 {
+		add("spec.baseline.tolerances", "costPercent must be within 0..100 and nodes non-negative")
+	}
+	if s.Spec.Settle.Quiet.Duration == 0 {
+		s.Spec.Settle.Quiet.Duration = DefaultQuietPeriod
+	}
+	if s.Spec.Settle.Stall.Duration == 0 {
+		s.Spec.Settle.Stall.Duration = DefaultStallPeriod
+	}
+	if s.Spec.Settle.Timeout.Duration == 0 {
+		s.Spec.Settle.Timeout.Duration = DefaultSettleTimout
+	}
+}
+
+func checkQuantities(add func(field, msg string, args ...any), field string, m map[string]string) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		q, err := resource.ParseQuantity(m[k])
+		switch {
+		case err != nil:
+			add(field+"."+k, "%q is not a quantity (write 500m, 2, 1Gi, 512Mi)", m[k])
+		case q.Sign() < 0:
+			add(field+"."+k, "%q is negative", m[k])
+		}
+	}
+}
+
+// LoadNodePool reads a NodePool manifest strictly.
+func (l *Loader) LoadNodePool(path string) (*karpv1.NodePool, error) {
+	data, err := readInput(path)
+	if err != nil {
+		var fe *FieldError
+		if errors.As(err, &fe) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("no NodePool fixture %s", path)
+	}
+	np := &karpv1.NodePool{}
+	if err := decodeStrict(path, data, np); err != nil {
+		return nil, err
+	}
+	if np.Kind != "NodePool" || np.APIVersion != "karpenter.sh/v1" {
+		return nil, &FieldError{File: path, Path: "kind", Msg: fmt.Sprintf("want a karpenter.sh/v1 NodePool, got %s %s", np.APIVersion, np.Kind)}
+	}
+	return np, nil
+}

@@ -1,0 +1,201 @@
+// Package scenario loads and validates scenario files: a workload, the
+// NodePool policy it runs under, the instance-type catalog, how many runs a
+// baseline takes and what tolerances verification applies. Decoding is
+// strict: unknown fields, bad quantities, dangling references and invalid
+// names are errors naming the file, the field path and the line.
+package scenario
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+)
+
+// APIVersion and Kind identify a scenario file.
+const (
+	APIVersion = "nodeprint.dev/v1alpha1"
+	Kind       = "Scenario"
+)
+
+// Defaults applied by Load.
+const (
+	DefaultCatalog      = "kwok-generic"
+	DefaultRuns         = 5
+	DefaultQuietPeriod  = 5 * time.Second
+	DefaultStallPeriod  = 60 * time.Second
+	DefaultSettleTimout = 5 * time.Minute
+	// MaxReplicas bounds a workload: the harness runs on a laptop.
+	MaxReplicas = 10000
+)
+
+// Scenario is one scenario file.
+type Scenario struct {
+	APIVersion string   `json:"apiVersion"`
+	Kind       string   `json:"kind"`
+	Metadata   Metadata `json:"metadata"`
+	Spec       Spec     `json:"spec"`
+
+	// Path is the file it was loaded from.
+	Path string `json:"-"`
+	// NodePool is the resolved policy: the referenced fixture or the inline spec.
+	NodePool *karpv1.NodePool `json:"-"`
+	// CatalogPath is the resolved catalog file.
+	CatalogPath string `json:"-"`
+}
+
+// Metadata names the scenario.
+type Metadata struct {
+	// Name is a DNS label; it names the fingerprint file and prefixes run names.
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+}
+
+// Spec is what the scenario runs.
+type Spec struct {
+	// Catalog names fixtures/catalogs/<catalog>.json, or "kwok-generic" for
+	// the KWOK provider's own catalog (default).
+	Catalog   string     `json:"catalog,omitempty"`
+	Policy    Policy     `json:"policy"`
+	Workloads []Workload `json:"workloads"`
+	Baseline  Baseline   `json:"baseline,omitempty"`
+	Settle    Settle     `json:"settle,omitempty"`
+}
+
+// Policy is the NodePool (and node class) the workloads run under. Exactly
+// one of NodePoolRef and NodePool is set.
+type Policy struct {
+	// NodePoolRef names fixtures/nodepools/<ref>.yaml, a NodePool manifest.
+	NodePoolRef string `json:"nodePoolRef,omitempty"`
+	// NodePool is an inline NodePool spec.
+	NodePool *karpv1.NodePoolSpec `json:"nodePool,omitempty"`
+	// NodeClass configures the run's KWOKNodeClass.
+	NodeClass NodeClass `json:"nodeClass,omitempty"`
+}
+
+// NodeClass configures the KWOKNodeClass each run creates.
+type NodeClass struct {
+	// NodeRegistrationDelay simulates instance start-up time, e.g. "30s".
+	NodeRegistrationDelay string `json:"nodeRegistrationDelay,omitempty"`
+}
+
+// Workload becomes a Deployment whose pods select the run's nodes.
+type Workload struct {
+	Name     string `json:"name"`
+	Replicas int32  `json:"replicas"`
+	// Requests and Limits are resource quantities by name (cpu, memory, …).
+	Requests Quantities `json:"requests"`
+	Limits   Quantities `json:"limits,omitempty"`
+	// NodeSelector is merged with the run's own node selector.
+	NodeSelector map[string]string `json:"nodeSelector,omitempty"`
+	Affinity     *corev1.Affinity  `json:"affinity,omitempty"`
+	// TopologySpreadConstraints without a labelSelector select the workload's own pods.
+	TopologySpreadConstraints []corev1.TopologySpreadConstraint `json:"topologySpreadConstraints,omitempty"`
+	Tolerations               []corev1.Toleration               `json:"tolerations,omitempty"`
+	// Usage is the simulated usage per pod (cpu, memory), reported through
+	// metrics-server; default: KWOK's 1m and 1Mi.
+	Usage Quantities `json:"usage,omitempty"`
+	HPA   *HPA       `json:"hpa,omitempty"`
+}
+
+// HPA adds an autoscaling/v2 HorizontalPodAutoscaler to the workload.
+type HPA struct {
+	MinReplicas int32 `json:"minReplicas"`
+	MaxReplicas int32 `json:"maxReplicas"`
+	// Target utilisation in percent of requests; at least one is set.
+	CPUUtilization    *int32 `json:"cpuUtilization,omitempty"`
+	MemoryUtilization *int32 `json:"memoryUtilization,omitempty"`
+}
+
+// Baseline says how a baseline is recorded and verified.
+type Baseline struct {
+	// Runs is how many runs a baseline is recorded from (default 5).
+	Runs       int        `json:"runs,omitempty"`
+	Tolerances Tolerances `json:"tolerances,omitempty"`
+}
+
+// Tolerances widen what verification accepts beyond what the baseline saw.
+type Tolerances struct {
+	// CostPercent accepts an unseen selection whose hourly cost is within
+	// this percentage of the baseline's range (default 0: only seen selections).
+	CostPercent float64 `json:"costPercent,omitempty"`
+	// Nodes accepts an unseen selection whose node count is within this many
+	// nodes of the baseline's range (default 0).
+	Nodes int `json:"nodes,omitempty"`
+}
+
+// Settle says when a run is over.
+type Settle struct {
+	// Quiet is how long nothing may change before the run counts as settled (default 5s).
+	Quiet Duration `json:"quiet,omitempty"`
+	// Stall is how long pods may stay pending with no provisioning progress
+	// before the run counts as stalled (default 60s).
+	Stall Duration `json:"stall,omitempty"`
+	// Timeout bounds the whole run (default 5m).
+	Timeout Duration `json:"timeout,omitempty"`
+}
+
+// Quantities are resource quantities by name. Values may be written as
+// strings ("500m", "1Gi") or plain numbers (2), as in Kubernetes manifests.
+type Quantities map[string]string
+
+// UnmarshalJSON accepts strings and numbers.
+func (q *Quantities) UnmarshalJSON(b []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return fmt.Errorf("want a map of quantities such as {cpu: 500m, memory: 1Gi}")
+	}
+	out := Quantities{}
+	for k, v := range raw {
+		var s string
+		if err := json.Unmarshal(v, &s); err == nil {
+			out[k] = s
+			continue
+		}
+		var n json.Number
+		if err := json.Unmarshal(v, &n); err == nil {
+			out[k] = n.String()
+			continue
+		}
+		out[k] = string(v) // reported as not a quantity by validation
+	}
+	*q = out
+	return nil
+}
+
+// Duration is a time.Duration written as "30s".
+type Duration struct{ time.Duration }
+
+// UnmarshalJSON parses "30s".
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	s := string(b)
+	if len(s) < 2 || s[0] != '"' {
+		return &durationError{s}
+	}
+	v, err := time.ParseDuration(s[1 : len(s)-1])
+	if err != nil || v < 0 {
+		return &durationError{s}
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalJSON writes "30s".
+func (d Duration) MarshalJSON() ([]byte, error) { return []byte(`"` + d.String() + `"`), nil }
+
+type durationError struct{ s string }
+
+func (e *durationError) Error() string {
+	return "want a duration such as \"30s\" or \"2m\", got " + e.s
+}
+
+// TotalReplicas is the sum of the workloads' initial replicas.
+func (s *Scenario) TotalReplicas() int {
+	n := 0
+	for _, w := range s.Spec.Workloads {
+		n += int(w.Replicas)
+	}
+	return n
+}

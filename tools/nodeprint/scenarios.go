@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nodeprint/nodeprint/pkg/cluster"
+	"github.com/nodeprint/nodeprint/pkg/diff"
+	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	runpkg "github.com/nodeprint/nodeprint/pkg/run"
+	"github.com/nodeprint/nodeprint/pkg/scenario"
+	"github.com/nodeprint/nodeprint/pkg/toolchain"
+)
+
+// regressionError marks a verification that found a regression (exit 1).
+type regressionError struct{ n int }
+
+func (e regressionError) Error() string {
+	return fmt.Sprintf("%d scenario(s) deviate from their baseline", e.n)
+}
+
+type scenarioFlags struct {
+	cluster      string
+	fingerprints string
+	runs         int
+}
+
+func addScenarioFlags(cmd *cobra.Command, f *scenarioFlags) {
+	cmd.Flags().StringVar(&f.cluster, "cluster", "", "run on this running local cluster (default: start a temporary one and stop it afterwards)")
+	cmd.Flags().StringVar(&f.fingerprints, "fingerprints", "", "baseline directory (default: <repository>/fingerprints)")
+}
+
+func newRecordCmd(stdout, stderr io.Writer) *cobra.Command {
+	f := &scenarioFlags{}
+	cmd := &cobra.Command{
+		Use:   "record SCENARIO...",
+		Short: "Record baselines: run each scenario N times and write fingerprints/<scenario>.yaml",
+		Long:  "SCENARIO is a name under fixtures/scenarios/ or a path to a scenario file.",
+		Args:  usageArgs(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return withScenarios(cmd.Context(), f, args, stderr, func(ctx context.Context, r *runpkg.Runner, env fingerprint.Environment, s *scenario.Scenario) error {
+				runs := s.Spec.Baseline.Runs
+				if f.runs > 0 {
+					runs = f.runs
+				}
+				b, err := r.Record(ctx, env, s, runs)
+				if err != nil {
+					return err
+				}
+				path := fingerprint.Path(f.fingerprints, s.Metadata.Name)
+				if err := b.Save(path); err != nil {
+					return err
+				}
+				fmt.Fprintf(stdout, "%s: %d run(s), %d distinct selection(s), written to %s\n", s.Metadata.Name, b.Runs, len(b.Selections), path)
+				return nil
+			})
+		},
+	}
+	addScenarioFlags(cmd, f)
+	cmd.Flags().IntVar(&f.runs, "runs", 0, "runs per scenario (default: the scenario's baseline.runs, itself 5 by default)")
+	return cmd
+}
+
+func newVerifyCmd(stdout, stderr io.Writer) *cobra.Command {
+	f := &scenarioFlags{}
+	cmd := &cobra.Command{
+		Use:   "verify SCENARIO...",
+		Short: "Run each scenario once and compare it with its committed baseline; exit 1 on a regression",
+		Args:  usageArgs(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			failed := 0
+			err := withScenarios(cmd.Context(), f, args, stderr, func(ctx context.Context, r *runpkg.Runner, _ fingerprint.Environment, s *scenario.Scenario) error {
+				b, err := fingerprint.LoadBaseline(fingerprint.Path(f.fingerprints, s.Metadata.Name))
+				if err != nil {
+					return usageError{err}
+				}
+				res, err := r.Run(ctx, s)
+				if err != nil {
+					return err
+				}
+				d := diff.Compare(b, res.Fingerprint, s.Spec.Baseline.Tolerances)
+				fmt.Fprint(stdout, d.Text())
+				if d.Regressed() {
+					failed++
+				}
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+			if failed > 0 {
+				return regressionError{failed}
+			}
+			return nil
+		},
+	}
+	addScenarioFlags(cmd, f)
+	return cmd
+}
+
+// withScenarios loads the scenarios (before touching any cluster: bad input
+// applies nothing), brings up or reuses a cluster, and calls fn for each.
+func withScenarios(ctx context.Context, f *scenarioFlags, args []string, stderr io.Writer,
+	fn func(context.Context, *runpkg.Runner, fingerprint.Environment, *scenario.Scenario) error) error {
+	tc, err := toolchain.Find()
+	if err != nil {
+		return err
+	}
+	if f.fingerprints == "" {
+		f.fingerprints = filepath.Join(tc.Root, "fingerprints")
+	}
+	loader := &scenario.Loader{FixturesDir: filepath.Join(tc.Root, "fixtures"), GenericCatalog: tc.Paths().InstanceTypes}
+	var files []string
+	for _, a := range args {
+		if strings.ContainsAny(a, "/.") {
+			files = append(files, a)
+		} else {
+			files = append(files, filepath.Join(tc.Root, "fixtures", "scenarios", a+".yaml"))
+		}
+	}
+	scenarios, err := loader.LoadFiles(files...)
+	if err != nil {
+		return usageError{err}
+	}
+	start := time.Now()
+	progress := func(e cluster.Event) { printEvent(stderr, start, e) }
+	name := f.cluster
+	if name == "" {
+		name = fmt.Sprintf("np-%d", os.Getpid())
+	}
+	local, err := cluster.NewLocal(cluster.WithName(name), cluster.WithProgress(progress), cluster.WithBuildOutput(stderr))
+	if err != nil {
+		return usageError{err}
+	}
+	if f.cluster == "" {
+		defer func() {
+			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
+			defer cancel()
+			if derr := local.Down(dctx); derr != nil {
+				fmt.Fprintln(stderr, "error:", derr)
+			}
+		}()
+		if err := local.Up(ctx); err != nil {
+			return err
+		}
+	} else if st, err := local.Status(ctx); err != nil || !st.Healthy() {
+		if err == nil {
+			err = fmt.Errorf("cluster %q is not healthy", name)
+		}
+		return &cluster.PhaseError{Phase: "status", Err: err}
+	}
+	r, err := runpkg.NewRunner(local.Kubeconfig(), local, runpkg.WithProgress(func(msg string) {
+		fmt.Fprintf(stderr, "[%6.1fs] %s\n", time.Since(start).Seconds(), msg)
+	}))
+	if err != nil {
+		return err
+	}
+	env := fingerprint.Environment{Karpenter: tc.Versions.Karpenter, Kubernetes: tc.Versions.Kubernetes, KarpenterSettings: map[string]string{}}
+	var errs []error
+	for _, s := range scenarios {
+		if err := fn(ctx, r, env, s); err != nil {
+			var ue usageError
+			if errors.As(err, &ue) {
+				return err
+			}
+			errs = append(errs, err)
+			if ctx.Err() != nil {
+				break
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
