@@ -36,11 +36,18 @@ test: tools ## Run every test: vet, unit tests with -race, the toolchain module'
 	go vet ./...
 	go test -race $(GO_TEST_FLAGS) ./pkg/... ./tools/...
 	@for m in $(SUBMODULES); do echo "go test ($$m)"; (cd $$m && go vet ./... && go test $(GO_TEST_FLAGS) ./...); done
-	go test $(GO_TEST_FLAGS) -timeout $(SUITE_TIMEOUT) ./suites/... -args -ginkgo.v
+	$(MAKE) --no-print-directory suites
+
+# Suites run one package at a time (-p 1): each starts its own cluster, and
+# two clusters competing for two cores would distort the timings the
+# baseline suite verifies.
+.PHONY: suites
+suites:
+	go test -p 1 -count=1 $(GO_TEST_FLAGS) -timeout $(SUITE_TIMEOUT) ./suites/... -args -ginkgo.v
 
 .PHONY: e2e
-e2e: tools ## Start the local cluster, run the suites, print the verdict table
-	go test $(GO_TEST_FLAGS) -timeout $(SUITE_TIMEOUT) ./suites/... -args -ginkgo.v
+e2e: tools ## Start the local cluster, run the suites against the committed fingerprints
+	$(MAKE) --no-print-directory suites
 
 .PHONY: bench
 bench: tools ## Run the benchmarks

@@ -78,12 +78,13 @@ func (l *Loader) Load(path string) (*Scenario, error) {
 		return nil, err
 	}
 	s := &Scenario{}
-	if err := decodeStrict(path, data, s); err != nil {
-		return nil, err
+	// Unknown fields do not stop validation: every problem is reported at once.
+	errs, fatal := decodeStrict(path, data, s)
+	if fatal {
+		return nil, errs
 	}
 	s.Path = path
 	pos, _ := newPositions(data)
-	var errs ErrorList
 	add := func(field, msg string, args ...any) {
 		errs = append(errs, &FieldError{File: path, Path: field, Line: pos.line(field), Msg: fmt.Sprintf(msg, args...)})
 	}
@@ -119,21 +120,23 @@ var (
 
 // decodeStrict decodes YAML into v with unknown and duplicate fields
 // disallowed, case-sensitively, and reports errors with path and line.
-func decodeStrict(path string, data []byte, v any) error {
+// fatal means v could not be decoded at all (bad YAML, a wrong type); unknown
+// and duplicate fields are reported but v is usable.
+func decodeStrict(path string, data []byte, v any) (errs ErrorList, fatal bool) {
 	pos, err := newPositions(data)
 	if err != nil {
-		return &FieldError{File: path, Line: yamlErrorLine(err), Msg: "not valid YAML: " + err.Error()}
+		return ErrorList{{File: path, Line: yamlErrorLine(err), Msg: "not valid YAML: " + err.Error()}}, true
 	}
 	js, err := yaml.YAMLToJSON(data)
 	if err != nil {
-		return &FieldError{File: path, Msg: "not valid YAML: " + err.Error()}
+		return ErrorList{{File: path, Msg: "not valid YAML: " + err.Error()}}, true
 	}
 	if strings.TrimSpace(string(js)) == "null" {
-		return &FieldError{File: path, Msg: "file is empty"}
+		return ErrorList{{File: path, Msg: "file is empty"}}, true
 	}
 	strict, err := kjson.UnmarshalStrict(js, v)
-	var errs ErrorList
 	if err != nil {
+		fatal = true
 		fe := &FieldError{File: path, Msg: err.Error()}
 		if m := typePathRE.FindStringSubmatch(err.Error()); m != nil {
 			fe.Path, fe.Line = m[1], pos.line(m[1])
@@ -154,10 +157,7 @@ func decodeStrict(path string, data []byte, v any) error {
 		}
 		errs = append(errs, fe)
 	}
-	if len(errs) > 0 {
-		return errs
-	}
-	return nil
+	return errs, fatal
 }
 
 var yamlLineRE = regexp.MustCompile(`line (\d+)`)
@@ -318,8 +318,8 @@ func (l *Loader) LoadNodePool(path string) (*karpv1.NodePool, error) {
 		return nil, fmt.Errorf("no NodePool fixture %s", path)
 	}
 	np := &karpv1.NodePool{}
-	if err := decodeStrict(path, data, np); err != nil {
-		return nil, err
+	if errs, _ := decodeStrict(path, data, np); len(errs) > 0 {
+		return nil, errs
 	}
 	if np.Kind != "NodePool" || np.APIVersion != "karpenter.sh/v1" {
 		return nil, &FieldError{File: path, Path: "kind", Msg: fmt.Sprintf("want a karpenter.sh/v1 NodePool, got %s %s", np.APIVersion, np.Kind)}

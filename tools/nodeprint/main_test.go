@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"os"
 	"strings"
 	"testing"
 )
@@ -39,5 +40,46 @@ func TestExitCodes(t *testing.T) {
 				t.Fatalf("stderr %q does not say %q", errOut.String(), c.message)
 			}
 		})
+	}
+}
+
+// A bad scenario fails before any cluster is started: nothing is applied.
+func TestBadScenarioAppliesNothing(t *testing.T) {
+	t.Setenv("NODEPRINT_ROOT", "../..")
+	dir := t.TempDir()
+	bad := dir + "/bad.yaml"
+	if err := os.WriteFile(bad, []byte(`apiVersion: nodeprint.dev/v1alpha1
+kind: Scenario
+metadata: {name: bad}
+spec:
+  policy: {nodePoolRef: general-purpose}
+  workloads:
+  - name: web
+    replicas: 3
+    requests: {cpu: abc}
+    colour: blue
+`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.ReadDir("../../.work/clusters")
+	for _, cmd := range []string{"verify", "record"} {
+		var out, errOut bytes.Buffer
+		code := run(context.Background(), []string{cmd, bad}, &out, &errOut)
+		if code != exitUsage {
+			t.Fatalf("%s: exit %d, want %d; stderr:\n%s", cmd, code, exitUsage, errOut.String())
+		}
+		for _, want := range []string{bad + ":9: spec.workloads[0].requests.cpu", bad + ":10: spec.workloads[0].colour: unknown field"} {
+			if !strings.Contains(errOut.String(), want) {
+				t.Errorf("%s: stderr lacks %q:\n%s", cmd, want, errOut.String())
+			}
+		}
+	}
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"verify", "no-such-scenario"}, &out, &errOut); code != exitUsage {
+		t.Fatalf("unknown scenario: exit %d, want 2; stderr:\n%s", code, errOut.String())
+	}
+	after, _ := os.ReadDir("../../.work/clusters")
+	if len(after) != len(before) {
+		t.Fatalf("a cluster directory appeared: %v -> %v", before, after)
 	}
 }

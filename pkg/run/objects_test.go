@@ -1,0 +1,94 @@
+package run
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/nodeprint/nodeprint/pkg/observe"
+	"github.com/nodeprint/nodeprint/pkg/scenario"
+)
+
+func load(t *testing.T, name string) *scenario.Scenario {
+	t.Helper()
+	l := &scenario.Loader{FixturesDir: "../../fixtures", GenericCatalog: "generic.json"}
+	s, err := l.Load("../../fixtures/scenarios/" + name + ".yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestBuildIsolatesTheRun(t *testing.T) {
+	s := load(t, "zone-spread")
+	o, err := Build(s, "zone-spread-abcde")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Namespace.Name != "zone-spread-abcde" || o.NodeClass.Name != "zone-spread-abcde" || o.NodePool.Name != "zone-spread-abcde" {
+		t.Fatalf("objects must be named after the run: %s %s %s", o.Namespace.Name, o.NodeClass.Name, o.NodePool.Name)
+	}
+	if got := o.NodePool.Spec.Template.Labels[observe.RunLabel]; got != "zone-spread-abcde" {
+		t.Fatalf("the run's nodes must carry the run label, got %q", got)
+	}
+	if ref := o.NodePool.Spec.Template.Spec.NodeClassRef; ref == nil || ref.Name != "zone-spread-abcde" || ref.Kind != "KWOKNodeClass" {
+		t.Fatalf("the NodePool must use the run's node class, got %+v", ref)
+	}
+	// The scenario's policy is kept: its zone requirement is there.
+	if d := cmp.Diff(s.NodePool.Spec.Template.Spec.Requirements, o.NodePool.Spec.Template.Spec.Requirements); d != "" {
+		t.Fatalf("requirements changed (-scenario +built):\n%s", d)
+	}
+	if len(o.Deployments) != 1 {
+		t.Fatalf("want one deployment, got %d", len(o.Deployments))
+	}
+	pod := o.Deployments[0].Spec.Template
+	if pod.Spec.NodeSelector[observe.RunLabel] != "zone-spread-abcde" {
+		t.Fatalf("pods must select the run's nodes: %v", pod.Spec.NodeSelector)
+	}
+	c := pod.Spec.TopologySpreadConstraints[0]
+	if c.LabelSelector == nil || c.LabelSelector.MatchLabels[observe.WorkloadLabel] != "payments" || c.LabelSelector.MatchLabels[observe.RunLabel] != "zone-spread-abcde" {
+		t.Fatalf("a spread without selector selects the workload's pods of this run: %+v", c.LabelSelector)
+	}
+	if s.Spec.Workloads[0].TopologySpreadConstraints[0].LabelSelector != nil {
+		t.Fatal("Build must not modify the scenario")
+	}
+	req := pod.Spec.Containers[0].Resources.Requests
+	if req.Cpu().String() != "1" || req.Memory().String() != "2Gi" {
+		t.Fatalf("requests %v", req)
+	}
+}
+
+func TestBuildKeepsWorkloadNodeSelectorAndHPA(t *testing.T) {
+	s := load(t, "mixed-arch")
+	s.Spec.Workloads[0].HPA = &scenario.HPA{MinReplicas: 2, MaxReplicas: 9, MemoryUtilization: new(int32(60))}
+	s.Spec.Workloads[0].Usage = scenario.Quantities{"memory": "900Mi"}
+	o, err := Build(s, "mixed-arch-xyz12")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sel := o.Deployments[0].Spec.Template.Spec.NodeSelector
+	if sel[corev1.LabelArchStable] != "amd64" || sel[observe.RunLabel] != "mixed-arch-xyz12" {
+		t.Fatalf("node selector %v", sel)
+	}
+	if *o.Deployments[0].Spec.Replicas != 2 {
+		t.Fatalf("an HPA workload starts at minReplicas, got %d", *o.Deployments[0].Spec.Replicas)
+	}
+	if len(o.HPAs) != 1 || o.HPAs[0].Spec.MaxReplicas != 9 || *o.HPAs[0].Spec.Metrics[0].Resource.Target.AverageUtilization != 60 {
+		t.Fatalf("HPA %+v", o.HPAs)
+	}
+	if a := o.Deployments[0].Spec.Template.Annotations["kwok.x-k8s.io/usage-memory"]; a != "900Mi" {
+		t.Fatalf("usage annotation %q", a)
+	}
+	if got := len(o.All()); got != 3+2+1 {
+		t.Fatalf("All lists %d objects", got)
+	}
+}
+
+func TestBuildRejectsBadQuantities(t *testing.T) {
+	s := load(t, "web-service")
+	s.Spec.Workloads[0].Requests = scenario.Quantities{"cpu": "lots"}
+	if _, err := Build(s, "x"); err == nil {
+		t.Fatal("want an error, not a panic")
+	}
+}
