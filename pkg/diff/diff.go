@@ -49,8 +49,26 @@ func (d *Diff) Regressed() bool {
 	return false
 }
 
+// Rules are the scenario's settings that verification applies.
+type Rules struct {
+	Tolerances scenario.Tolerances
+	// ZonesMatter makes a change in the zone count or skew a regression;
+	// otherwise it is reported as tolerated (see scenario.ZonesMatter).
+	ZonesMatter bool
+}
+
+// RulesFor returns the verification rules of a scenario.
+func RulesFor(s *scenario.Scenario) Rules {
+	return Rules{Tolerances: s.Spec.Baseline.Tolerances, ZonesMatter: s.ZonesMatter()}
+}
+
 // Compare applies the verification rules (README, "Verification rules").
-func Compare(b *fingerprint.Baseline, fp *fingerprint.Fingerprint, tol scenario.Tolerances) *Diff {
+func Compare(b *fingerprint.Baseline, fp *fingerprint.Fingerprint, rules Rules) *Diff {
+	tol := rules.Tolerances
+	zoneSeverity, zoneRule := Regression, ""
+	if !rules.ZonesMatter {
+		zoneSeverity, zoneRule = Tolerated, " (the scenario does not constrain zones: a tie-break, reported only)"
+	}
 	d := &Diff{Scenario: b.Scenario}
 	add := func(path, base, obs, rule string, sev Severity) {
 		d.Deviations = append(d.Deviations, Deviation{path, base, obs, rule, sev})
@@ -85,10 +103,10 @@ func Compare(b *fingerprint.Baseline, fp *fingerprint.Fingerprint, tol scenario.
 		}
 	}
 	if !b.Zones.Contains(float64(sel.Zones), 0) {
-		add("selection.zones", rangeString(b.Zones, "%.0f"), fmt.Sprint(sel.Zones), "the number of zones must be one the baseline saw", Regression)
+		add("selection.zones", rangeString(b.Zones, "%.0f"), fmt.Sprint(sel.Zones), "the number of zones must be one the baseline saw"+zoneRule, zoneSeverity)
 	}
 	if float64(sel.ZoneSkew) > b.ZoneSkew.Max {
-		add("selection.zoneSkew", rangeString(b.ZoneSkew, "%.0f"), fmt.Sprint(sel.ZoneSkew), "zones may not be more uneven than the baseline saw", Regression)
+		add("selection.zoneSkew", rangeString(b.ZoneSkew, "%.0f"), fmt.Sprint(sel.ZoneSkew), "zones may not be more uneven than the baseline saw"+zoneRule, zoneSeverity)
 	}
 	if sel.Nodes > 0 && (!b.PodsPerNode.Contains(float64(sel.PodsPerNodeMin), 0) || !b.PodsPerNode.Contains(float64(sel.PodsPerNodeMax), 0)) && seen {
 		add("selection.podsPerNode", rangeString(b.PodsPerNode, "%.0f"), fmt.Sprintf("%d..%d", sel.PodsPerNodeMin, sel.PodsPerNodeMax), "pods per node within the seen range", Regression)

@@ -31,7 +31,7 @@ func baseline(t *testing.T) *fingerprint.Baseline {
 }
 
 func TestSameRunHasNoDeviation(t *testing.T) {
-	d := Compare(baseline(t), fp(map[string]int{"c-16x-amd64-linux/on-demand": 1}, 1, 0.4344, 5), scenario.Tolerances{})
+	d := Compare(baseline(t), fp(map[string]int{"c-16x-amd64-linux/on-demand": 1}, 1, 0.4344, 5), Rules{ZonesMatter: true})
 	if len(d.Deviations) != 0 || d.Regressed() {
 		t.Fatalf("want no deviation, got %s", d.Text())
 	}
@@ -40,7 +40,7 @@ func TestSameRunHasNoDeviation(t *testing.T) {
 // The check: pods asking 3 CPU instead of 1 move Karpenter to bigger
 // nodes; the diff names the instance types and the cost that changed.
 func TestRequestChangeNamesTypesAndCost(t *testing.T) {
-	got := Compare(baseline(t), fp(map[string]int{"c-32x-amd64-linux/on-demand": 1}, 1, 0.8688, 4), scenario.Tolerances{})
+	got := Compare(baseline(t), fp(map[string]int{"c-32x-amd64-linux/on-demand": 1}, 1, 0.8688, 4), Rules{ZonesMatter: true})
 	want := []Deviation{
 		{Path: "selection.hourlyCost", Baseline: "0.4344", Observed: "0.8688", Rule: "within the seen range ±0%", Severity: Regression},
 		{Path: "selection.instanceTypes", Baseline: "c-16x-amd64-linux/on-demand×1", Observed: "c-32x-amd64-linux/on-demand×1", Rule: "the selection must be one the baseline saw", Severity: Regression},
@@ -61,18 +61,18 @@ func TestRequestChangeNamesTypesAndCost(t *testing.T) {
 
 func TestTolerancesAcceptNearbySelections(t *testing.T) {
 	near := fp(map[string]int{"c-8x-amd64-linux/on-demand": 2}, 2, 0.45, 4)
-	strict := Compare(baseline(t), near, scenario.Tolerances{})
+	strict := Compare(baseline(t), near, Rules{ZonesMatter: true})
 	if !strict.Regressed() {
 		t.Fatal("without tolerances an unseen selection regresses")
 	}
-	loose := Compare(baseline(t), near, scenario.Tolerances{CostPercent: 10, Nodes: 1})
+	loose := Compare(baseline(t), near, Rules{Tolerances: scenario.Tolerances{CostPercent: 10, Nodes: 1}})
 	if loose.Regressed() {
 		t.Fatalf("within 10%% cost and 1 node the change is tolerated:\n%s", loose.Text())
 	}
 	if len(loose.Deviations) == 0 || loose.Deviations[0].Severity != Tolerated {
 		t.Fatalf("a tolerated change is still reported:\n%s", loose.Text())
 	}
-	far := Compare(baseline(t), fp(map[string]int{"c-8x-amd64-linux/on-demand": 4}, 4, 0.9, 4), scenario.Tolerances{CostPercent: 10, Nodes: 1})
+	far := Compare(baseline(t), fp(map[string]int{"c-8x-amd64-linux/on-demand": 4}, 4, 0.9, 4), Rules{Tolerances: scenario.Tolerances{CostPercent: 10, Nodes: 1}})
 	if !far.Regressed() {
 		t.Fatal("beyond the tolerances the change regresses")
 	}
@@ -80,22 +80,34 @@ func TestTolerancesAcceptNearbySelections(t *testing.T) {
 
 func TestTimingAndOutcomes(t *testing.T) {
 	slow := fp(map[string]int{"c-16x-amd64-linux/on-demand": 1}, 1, 0.4344, 8) // limit is max(5, 4)+2 = 7
-	d := Compare(baseline(t), slow, scenario.Tolerances{})
+	d := Compare(baseline(t), slow, Rules{ZonesMatter: true})
 	if !d.Regressed() || d.Deviations[0].Path != "timing.podReady.p50" || d.Deviations[1].Path != "timing.podReady.p90" {
 		t.Fatalf("want podReady p50/p90 regressions:\n%s", d.Text())
 	}
 	ok := fp(map[string]int{"c-16x-amd64-linux/on-demand": 1}, 1, 0.4344, 7)
-	if d := Compare(baseline(t), ok, scenario.Tolerances{}); d.Regressed() {
+	if d := Compare(baseline(t), ok, Rules{ZonesMatter: true}); d.Regressed() {
 		t.Fatalf("7s is within the limit:\n%s", d.Text())
 	}
 	oom := fp(map[string]int{"c-16x-amd64-linux/on-demand": 1}, 1, 0.4344, 4)
 	oom.Outcomes = fingerprint.Outcomes{Running: 8, Restarting: 2, OOMKilled: 2}
-	d = Compare(baseline(t), oom, scenario.Tolerances{})
+	d = Compare(baseline(t), oom, Rules{ZonesMatter: true})
 	var paths []string
 	for _, x := range d.Deviations {
 		paths = append(paths, x.Path)
 	}
 	if !cmp.Equal(paths, []string{"outcomes.oomKilled", "outcomes.restarting", "outcomes.running"}) {
 		t.Fatalf("outcome deviations: %v", paths)
+	}
+}
+
+func TestZonesCountOnlyWhereTheScenarioConstrainsThem(t *testing.T) {
+	spread := fp(map[string]int{"c-16x-amd64-linux/on-demand": 1}, 1, 0.4344, 4)
+	spread.Selection.Zones, spread.Selection.ZoneSkew = 2, 1
+	if d := Compare(baseline(t), spread, Rules{ZonesMatter: true}); !d.Regressed() {
+		t.Fatalf("a zone-constrained scenario regresses on another zone shape:\n%s", d.Text())
+	}
+	d := Compare(baseline(t), spread, Rules{})
+	if d.Regressed() || len(d.Deviations) != 2 || d.Deviations[0].Severity != Tolerated {
+		t.Fatalf("elsewhere the zone shape is a tie-break, reported as tolerated:\n%s", d.Text())
 	}
 }

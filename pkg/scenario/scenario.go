@@ -8,6 +8,7 @@ package scenario
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -198,4 +199,35 @@ func (s *Scenario) TotalReplicas() int {
 		n += int(w.Replicas)
 	}
 	return n
+}
+
+// ZonesMatter reports whether the scenario constrains zones (a zone
+// requirement in its NodePool, or a workload spreading or (anti-)affining
+// over zones). Otherwise which zone a node lands in is a price tie-break
+// in the KWOK catalogs, and the number of zones is noise.
+func (s *Scenario) ZonesMatter() bool {
+	if s.NodePool != nil {
+		for _, r := range s.NodePool.Spec.Template.Spec.Requirements {
+			if r.Key == corev1.LabelTopologyZone {
+				return true
+			}
+		}
+	}
+	for _, w := range s.Spec.Workloads {
+		if _, ok := w.NodeSelector[corev1.LabelTopologyZone]; ok {
+			return true
+		}
+		for _, c := range w.TopologySpreadConstraints {
+			if c.TopologyKey == corev1.LabelTopologyZone {
+				return true
+			}
+		}
+		if a := w.Affinity; a != nil {
+			b, _ := json.Marshal(a)
+			if strings.Contains(string(b), corev1.LabelTopologyZone) {
+				return true
+			}
+		}
+	}
+	return false
 }

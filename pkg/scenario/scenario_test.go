@@ -125,3 +125,15 @@ func TestDuplicateScenarioNames(t *testing.T) {
 		t.Fatalf("want a duplicate-name error, got %v", err)
 	}
 }
+
+func TestZonesMatter(t *testing.T) {
+	for name, want := range map[string]bool{"zone-spread": true, "web-service": false, "burst-1000": false, "mixed-arch": false} {
+		s, err := loader(t).Load("../../fixtures/scenarios/" + name + ".yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.ZonesMatter(); got != want {
+			t.Errorf("%s: ZonesMatter = %v, want %v", name, got, want)
+		}
+	}
+}

@@ -86,7 +86,7 @@ func newVerifyCmd(stdout, stderr io.Writer) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				d := diff.Compare(b, res.Fingerprint, s.Spec.Baseline.Tolerances)
+				d := diff.Compare(b, res.Fingerprint, diff.RulesFor(s))
 				fmt.Fprint(stdout, d.Text())
 				if d.Regressed() {
 					failed++

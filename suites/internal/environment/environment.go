@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
@@ -27,8 +28,9 @@ const ReuseClusterEnv = "NODEPRINT_CLUSTER"
 
 // Environment is what specs use: a client for the suite's cluster.
 type Environment struct {
-	Kubeconfig string
-	Client     client.Client
+	ClusterName string
+	Kubeconfig  string
+	Client      client.Client
 }
 
 // StartCluster brings the suite's local cluster up (building the toolchain
@@ -72,5 +74,6 @@ func New(kubeconfig string) *Environment {
 	GinkgoHelper()
 	c, err := kube.NewClient(kubeconfig)
 	Expect(err).NotTo(HaveOccurred())
-	return &Environment{Kubeconfig: kubeconfig, Client: c}
+	// The kubeconfig is <work root>/<name>/kwok/clusters/<name>/kubeconfig.yaml.
+	return &Environment{ClusterName: filepath.Base(filepath.Dir(kubeconfig)), Kubeconfig: kubeconfig, Client: c}
 }

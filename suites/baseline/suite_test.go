@@ -1,0 +1,30 @@
+package baseline
+
+import (
+	"flag"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
+	. "github.com/onsi/gomega"    //nolint:revive,staticcheck
+
+	"github.com/nodeprint/nodeprint/suites/internal/environment"
+)
+
+// updateFingerprints re-records the baselines instead of verifying them:
+//
+//	go test ./suites/baseline/... -args -update-fingerprints
+var updateFingerprints = flag.Bool("update-fingerprints", false, "re-record fingerprints/<scenario>.yaml instead of verifying against it")
+
+var env *environment.Environment
+
+func TestBaseline(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Baseline")
+}
+
+var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
+	return []byte(environment.StartCluster(ctx, "baseline"))
+}, func(kubeconfig []byte) {
+	env = environment.New(string(kubeconfig))
+}, NodeTimeout(30*time.Minute)) // a cold machine builds the toolchain first

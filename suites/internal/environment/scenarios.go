@@ -1,0 +1,96 @@
+package environment
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
+	. "github.com/onsi/gomega"    //nolint:revive,staticcheck
+
+	"github.com/nodeprint/nodeprint/pkg/cluster"
+	"github.com/nodeprint/nodeprint/pkg/diff"
+	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	"github.com/nodeprint/nodeprint/pkg/run"
+	"github.com/nodeprint/nodeprint/pkg/scenario"
+	"github.com/nodeprint/nodeprint/pkg/toolchain"
+)
+
+// BaselineScenariosDir holds the baseline scenarios, relative to the repository root.
+const BaselineScenariosDir = "fixtures/scenarios"
+
+// ScenarioEntries makes one table entry per scenario file in dir, labelled
+// scenario:<name>, with the parameters (scenario, load error). A directory
+// that does not load yields one entry carrying the loader's error, so a bad
+// file fails the suite instead of vanishing from it.
+func ScenarioEntries(dir string, decorators ...any) []TableEntry {
+	tc, err := toolchain.Find()
+	if err != nil {
+		return []TableEntry{Entry("loading scenarios", append([]any{(*scenario.Scenario)(nil), err}, decorators...)...)}
+	}
+	loader := &scenario.Loader{FixturesDir: filepath.Join(tc.Root, "fixtures"), GenericCatalog: tc.Paths().InstanceTypes}
+	ss, err := loader.LoadDir(filepath.Join(tc.Root, dir))
+	if err != nil {
+		return []TableEntry{Entry("loading scenarios in "+dir, append([]any{(*scenario.Scenario)(nil), err}, decorators...)...)}
+	}
+	var out []TableEntry
+	for _, s := range ss {
+		args := append([]any{s, error(nil), Label("scenario:" + s.Metadata.Name)}, decorators...)
+		out = append(out, Entry(s.Metadata.Name, args...))
+	}
+	return out
+}
+
+func (e *Environment) runner(ctx context.Context) *run.Runner {
+	GinkgoHelper()
+	local, err := e.localCluster()
+	Expect(err).NotTo(HaveOccurred())
+	r, err := run.NewRunner(e.Kubeconfig, local, run.WithProgress(func(msg string) { fmt.Fprintln(GinkgoWriter, msg) }))
+	Expect(err).NotTo(HaveOccurred())
+	return r
+}
+
+func (e *Environment) localCluster() (*cluster.Local, error) {
+	return cluster.NewLocal(cluster.WithName(e.ClusterName))
+}
+
+func (e *Environment) fingerprintsDir() string {
+	tc, err := toolchain.Find()
+	Expect(err).NotTo(HaveOccurred())
+	return filepath.Join(tc.Root, "fingerprints")
+}
+
+func (e *Environment) fingerprintEnv() fingerprint.Environment {
+	tc, err := toolchain.Find()
+	Expect(err).NotTo(HaveOccurred())
+	return fingerprint.Environment{Karpenter: tc.Versions.Karpenter, Kubernetes: tc.Versions.Kubernetes, KarpenterSettings: map[string]string{}}
+}
+
+// ExpectMatchesBaseline runs the scenario once and fails with the readable
+// diff when it deviates from its committed baseline.
+func (e *Environment) ExpectMatchesBaseline(ctx context.Context, s *scenario.Scenario) {
+	GinkgoHelper()
+	Expect(s).NotTo(BeNil(), "no scenario")
+	By(fmt.Sprintf("verifying scenario %s against its baseline", s.Metadata.Name))
+	b, err := fingerprint.LoadBaseline(fingerprint.Path(e.fingerprintsDir(), s.Metadata.Name))
+	Expect(err).NotTo(HaveOccurred())
+	res, err := e.runner(ctx).Run(ctx, s)
+	Expect(err).NotTo(HaveOccurred())
+	d := diff.Compare(b, res.Fingerprint, diff.RulesFor(s))
+	AddReportEntry("diff", d.Text())
+	Expect(d.Regressed()).To(BeFalse(), "%s", d.Text())
+}
+
+// RecordBaseline re-records the scenario's baseline.
+func (e *Environment) RecordBaseline(ctx context.Context, s *scenario.Scenario) {
+	GinkgoHelper()
+	Expect(s).NotTo(BeNil(), "no scenario")
+	By(fmt.Sprintf("recording scenario %s from %d runs", s.Metadata.Name, s.Spec.Baseline.Runs))
+	start := time.Now()
+	b, err := e.runner(ctx).Record(ctx, e.fingerprintEnv(), s, s.Spec.Baseline.Runs)
+	Expect(err).NotTo(HaveOccurred())
+	path := fingerprint.Path(e.fingerprintsDir(), s.Metadata.Name)
+	Expect(b.Save(path)).To(Succeed())
+	AddReportEntry("recorded", fmt.Sprintf("%s: %d runs in %s, %d selection(s)", path, b.Runs, time.Since(start).Round(time.Second), len(b.Selections)))
+}
