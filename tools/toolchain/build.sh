@@ -33,7 +33,8 @@ gotoolchain() {
 	out=$(GOTOOLCHAIN=local GOFLAGS=-mod=mod go mod download -json "$1@$2" 2>&1 || true)
 	if grep -q 'requires go' <<<"$out"; then
 		# The machine's Go refuses the module outright.
-		need=$(sed -n 's/.*requires go [^0-9]*\([0-9.]*\).*/\1/p' <<<"$out" | head -1)
+		# (the JSON escapes ">" as \u003e: take the first dotted version after it)
+		need=$(grep -o 'requires go [^(]*' <<<"$out" | grep -o '[0-9][0-9]*\.[0-9][0-9]*\(\.[0-9][0-9]*\)\{0,1\}' | head -1)
 	else
 		gomod=$(sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",*$/\1/p' <<<"$out")
 		[[ -n $gomod ]] || die "cannot download $1@$2 from the Go module proxy (is the version right?): $out"
