@@ -71,6 +71,7 @@ type NodeRecord struct {
 	Name         string    `json:"name"`
 	Created      time.Time `json:"created"`
 	Ready        time.Time `json:"ready,omitzero"`
+	Deleted      time.Time `json:"deleted,omitzero"`
 	NotReady     bool      `json:"notReady,omitempty"`
 	InstanceType string    `json:"instanceType"`
 	CapacityType string    `json:"capacityType"`

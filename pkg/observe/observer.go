@@ -244,7 +244,13 @@ func (o *Observer) onNode(obj any, deleted bool) {
 			o.changed(false)
 		}
 	}
-	_ = deleted
+	if (deleted || n.DeletionTimestamp != nil) && r.Deleted.IsZero() {
+		r.Deleted = time.Now()
+		if n.DeletionTimestamp != nil {
+			r.Deleted = n.DeletionTimestamp.Time
+		}
+		o.changed(false)
+	}
 }
 
 func (o *Observer) onNodeClaim(obj any, deleted bool) {
