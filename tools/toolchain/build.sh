@@ -107,7 +107,7 @@ build_kubernetes() {
 	done
 	local dir
 	dir=$(module_dir kubernetes k8s.io/kubernetes "$v" "${reps[@]}")
-	log "building kube-apiserver, kube-controller-manager, kube-scheduler, kubectl $v (about 6 minutes cold on 2 cores)"
+	log "building kube-apiserver, kube-controller-manager, kube-scheduler, kubectl $v (the longest step: about 15 minutes with an empty build cache on 2 cores)"
 	local V=k8s.io/component-base/version
 	(cd "$dir" && GOTOOLCHAIN=$tc go build -trimpath \
 		-ldflags "-s -w -X $V.gitVersion=$v -X $V.gitMajor=1 -X $V.gitMinor=$minor -X $V.gitTreeState=clean -X $V.buildDate=1970-01-01T00:00:00Z" \
