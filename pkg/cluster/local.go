@@ -158,7 +158,9 @@ func (l *Local) Up(ctx context.Context) (err error) {
 	ctx, cancel := context.WithTimeout(ctx, l.opts.timeout)
 	defer cancel()
 	// Held until every component runs: see startLock.
-	lock, err := acquireStartLock(ctx, l.opts.workRoot, func(msg string) {
+	// The lock is machine-wide (in the temporary directory), not per
+	// checkout: ports are a machine's, and two checkouts start clusters too.
+	lock, err := acquireStartLock(ctx, os.TempDir(), func(msg string) {
 		l.opts.progress(Event{Phase: "control-plane", Message: msg})
 	})
 	if err != nil {

@@ -22,7 +22,7 @@ func acquireStartLock(ctx context.Context, dir string, waiting func(string)) (*s
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("failed to create %s: %w", dir, err)
 	}
-	path := filepath.Join(dir, ".start.lock")
+	path := filepath.Join(dir, "nodeprint-cluster-start.lock")
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("failed to open the start lock %s: %w", path, err)
