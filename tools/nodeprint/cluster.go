@@ -25,7 +25,15 @@ func newClusterCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "cluster",
 		Short: "Start, stop and inspect the cluster the suites run on",
-		Args:  usageArgs(cobra.NoArgs),
+		Args:  cobra.ArbitraryArgs,
+		// Without a RunE cobra prints the help and exits 0 for an unknown
+		// subcommand; a typo must fail.
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return usageError{fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath())}
+			}
+			return usageError{fmt.Errorf("%s needs a command: up, down, status, kubeconfig or restart", cmd.CommandPath())}
+		},
 	}
 	cmd.PersistentFlags().StringVar(&f.name, "name", cluster.DefaultName, "cluster name (clusters with different names run side by side)")
 	cmd.PersistentFlags().StringVar(&f.provider, "provider", string(cluster.KindLocal), "cluster provider: local, kind or existing")

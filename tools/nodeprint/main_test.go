@@ -25,6 +25,8 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"cluster", "restart", "etcd"}, exitUsage, "only karpenter"},
 		{[]string{"cluster", "restart"}, exitUsage, "accepts 1 arg"},
 		{[]string{"frobnicate"}, exitUsage, "unknown command"},
+		{[]string{"cluster", "explode"}, exitUsage, "unknown command"},
+		{[]string{"cluster"}, exitUsage, "needs a command"},
 		{[]string{"cluster", "kubeconfig", "--name", "never-started-xyz"}, exitEnvironment, "no cluster named"},
 		{[]string{"cluster", "status", "--name", "never-started-xyz"}, exitEnvironment, "no cluster named"},
 		{[]string{"cluster", "down", "--name", "never-started-xyz"}, exitOK, ""},
