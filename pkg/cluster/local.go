@@ -68,9 +68,6 @@ func NewLocal(opts ...Option) (*Local, error) {
 // Name is the cluster's name.
 func (l *Local) Name() string { return l.opts.name }
 
-// Dir is the cluster's work directory.
-func (l *Local) Dir() string { return l.dir }
-
 func (l *Local) kwokDir() string    { return filepath.Join(l.dir, "kwok") }
 func (l *Local) clusterDir() string { return filepath.Join(l.kwokDir(), "clusters", l.opts.name) }
 func (l *Local) statePath() string  { return filepath.Join(l.dir, "state.json") }

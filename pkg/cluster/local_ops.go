@@ -379,9 +379,6 @@ func (l *Local) Down(ctx context.Context) error {
 	return nil
 }
 
-// Client returns a client for the cluster.
-func (l *Local) Client() (client.Client, error) { return kube.NewClient(l.Kubeconfig()) }
-
 // RestartKarpenter stops Karpenter if it runs and starts it again on the
 // same ports, waiting for its readiness probe. Faults and tests use it; a
 // Karpenter that died is never restarted behind the harness's back.

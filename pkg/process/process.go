@@ -97,10 +97,6 @@ func Adopt(spec Spec) (*Handle, error) {
 	return &Handle{Spec: spec, PID: pid}, nil
 }
 
-// Exited is closed when a process started by this handle exits; nil for an
-// adopted process.
-func (h *Handle) Exited() <-chan struct{} { return h.done }
-
 // Alive reports whether the process still runs.
 func (h *Handle) Alive() bool {
 	if h.done != nil {
