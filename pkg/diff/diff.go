@@ -82,8 +82,8 @@ func Compare(b *fingerprint.Baseline, fp *fingerprint.Fingerprint, rules Rules) 
 		if s.Key() == sel.Key() {
 			seen = true
 		}
-		nodes = extend(nodes, float64(s.Nodes), i == 0)
-		cost = extend(cost, s.HourlyCost, i == 0)
+		nodes = nodes.Extend(float64(s.Nodes), i == 0)
+		cost = cost.Extend(s.HourlyCost, i == 0)
 	}
 	if !seen {
 		withinNodes := nodes.Contains(float64(sel.Nodes), float64(tol.Nodes))
@@ -148,13 +148,6 @@ func sevIf(tolerated bool, otherwise Severity) Severity {
 		return Tolerated
 	}
 	return otherwise
-}
-
-func extend(r fingerprint.Range, v float64, first bool) fingerprint.Range {
-	if first {
-		return fingerprint.Range{Min: v, Max: v}
-	}
-	return fingerprint.Range{Min: min(r.Min, v), Max: max(r.Max, v)}
 }
 
 func rangeString(r fingerprint.Range, f string) string {

@@ -73,7 +73,8 @@ type Range struct {
 	Max float64 `json:"max"`
 }
 
-func (r Range) extend(v float64, first bool) Range {
+// Extend returns the range widened to hold v; first starts a new range at v.
+func (r Range) Extend(v float64, first bool) Range {
 	if first {
 		return Range{v, v}
 	}
@@ -156,9 +157,9 @@ func NewBaseline(scenario string, env Environment, fps []*Fingerprint) (*Baselin
 		} else {
 			bySel[k] = &SeenSelection{InstanceTypes: fp.Selection.InstanceTypes, Nodes: fp.Selection.Nodes, HourlyCost: fp.Selection.HourlyCost, Runs: 1}
 		}
-		b.Zones = b.Zones.extend(float64(fp.Selection.Zones), i == 0)
-		b.ZoneSkew = b.ZoneSkew.extend(float64(fp.Selection.ZoneSkew), i == 0)
-		b.PodsPerNode = b.PodsPerNode.extend(float64(fp.Selection.PodsPerNodeMin), i == 0).extend(float64(fp.Selection.PodsPerNodeMax), false)
+		b.Zones = b.Zones.Extend(float64(fp.Selection.Zones), i == 0)
+		b.ZoneSkew = b.ZoneSkew.Extend(float64(fp.Selection.ZoneSkew), i == 0)
+		b.PodsPerNode = b.PodsPerNode.Extend(float64(fp.Selection.PodsPerNodeMin), i == 0).Extend(float64(fp.Selection.PodsPerNodeMax), false)
 		p50, p90 = append(p50, fp.Timing.PodReady.P50), append(p90, fp.Timing.PodReady.P90)
 		c50, c90 = append(c50, fp.Timing.NodeClaimReady.P50), append(c90, fp.Timing.NodeClaimReady.P90)
 		if fp.Outcomes != b.Outcomes {
