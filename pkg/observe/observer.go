@@ -152,6 +152,19 @@ func setTime(dst *time.Time, t metav1.Time) bool {
 	return true
 }
 
+// markDeleted records, once, when an object was deleted: the server's
+// deletion timestamp, or now when the informer only saw it disappear.
+func markDeleted(dst *time.Time, deleted bool, ts *metav1.Time) bool {
+	if !dst.IsZero() || (!deleted && ts == nil) {
+		return false
+	}
+	*dst = time.Now()
+	if ts != nil {
+		*dst = ts.Time
+	}
+	return true
+}
+
 func (o *Observer) onPod(obj any, deleted bool) {
 	p, ok := obj.(*corev1.Pod)
 	if !ok {
@@ -200,13 +213,8 @@ func (o *Observer) onPod(obj any, deleted bool) {
 	if restarts != r.Restarts || lastTerm != r.LastTermination || waiting != r.Waiting {
 		r.Restarts, r.LastTermination, r.Waiting, ch = restarts, lastTerm, waiting, true
 	}
-	if deleted || p.DeletionTimestamp != nil {
-		if r.Deleted.IsZero() {
-			r.Deleted, ch = time.Now(), true
-			if p.DeletionTimestamp != nil {
-				r.Deleted = p.DeletionTimestamp.Time
-			}
-		}
+	if markDeleted(&r.Deleted, deleted, p.DeletionTimestamp) {
+		ch = true
 	}
 	if ch {
 		o.changed(progress)
@@ -244,11 +252,7 @@ func (o *Observer) onNode(obj any, deleted bool) {
 			o.changed(false)
 		}
 	}
-	if (deleted || n.DeletionTimestamp != nil) && r.Deleted.IsZero() {
-		r.Deleted = time.Now()
-		if n.DeletionTimestamp != nil {
-			r.Deleted = n.DeletionTimestamp.Time
-		}
+	if markDeleted(&r.Deleted, deleted, n.DeletionTimestamp) {
 		o.changed(false)
 	}
 }
@@ -294,11 +298,8 @@ func (o *Observer) onNodeClaim(obj any, deleted bool) {
 	if it != r.InstanceType || ct != r.CapacityType || zone != r.Zone || nc.Status.NodeName != r.Node {
 		r.InstanceType, r.CapacityType, r.Zone, r.Node, ch = it, ct, zone, nc.Status.NodeName, true
 	}
-	if (deleted || nc.DeletionTimestamp != nil) && r.Deleted.IsZero() {
-		r.Deleted, ch = time.Now(), true
-		if nc.DeletionTimestamp != nil {
-			r.Deleted = nc.DeletionTimestamp.Time
-		}
+	if markDeleted(&r.Deleted, deleted, nc.DeletionTimestamp) {
+		ch = true
 	}
 	if ch {
 		o.changed(true)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func newTestObserver(want int) *Observer {
@@ -62,5 +64,24 @@ func TestWaitSettledTimesOut(t *testing.T) {
 	}
 	if o.Snapshot().Outcome != TimedOut {
 		t.Fatal("the outcome is recorded in the observation")
+	}
+}
+
+func TestMarkDeleted(t *testing.T) {
+	var d time.Time
+	if markDeleted(&d, false, nil) || !d.IsZero() {
+		t.Fatal("a live object is not deleted")
+	}
+	ts := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	if !markDeleted(&d, false, &ts) || !d.Equal(ts.Time) {
+		t.Fatalf("the server's deletion timestamp is recorded, got %v", d)
+	}
+	later := metav1.NewTime(ts.Add(time.Hour))
+	if markDeleted(&d, true, &later) || !d.Equal(ts.Time) {
+		t.Fatal("a deletion is recorded once")
+	}
+	var gone time.Time
+	if !markDeleted(&gone, true, nil) || gone.IsZero() {
+		t.Fatal("an object that vanished without a timestamp is deleted now")
 	}
 }
