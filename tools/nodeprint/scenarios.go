@@ -117,7 +117,7 @@ func withScenarios(ctx context.Context, f *scenarioFlags, args []string, stderr 
 	if f.fingerprints == "" {
 		f.fingerprints = filepath.Join(tc.Root, "fingerprints")
 	}
-	loader := &scenario.Loader{FixturesDir: filepath.Join(tc.Root, "fixtures"), GenericCatalog: tc.Paths().InstanceTypes}
+	loader := runpkg.Loader(tc)
 	var files []string
 	for _, a := range args {
 		if strings.ContainsAny(a, "/.") {
@@ -163,7 +163,7 @@ func withScenarios(ctx context.Context, f *scenarioFlags, args []string, stderr 
 	if err != nil {
 		return err
 	}
-	env := fingerprint.Environment{Karpenter: tc.Versions.Karpenter, Kubernetes: tc.Versions.Kubernetes, KarpenterSettings: map[string]string{}}
+	env := runpkg.Environment(tc)
 	var errs []error
 	for _, s := range scenarios {
 		if err := fn(ctx, r, env, s); err != nil {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/nodeprint/nodeprint/pkg/cluster"
 	"github.com/nodeprint/nodeprint/pkg/kube"
+	"github.com/nodeprint/nodeprint/pkg/toolchain"
 )
 
 // ReuseClusterEnv names an already running local cluster to use instead of
@@ -31,6 +32,7 @@ type Environment struct {
 	ClusterName string
 	Kubeconfig  string
 	Client      client.Client
+	Toolchain   *toolchain.Toolchain
 }
 
 // StartCluster brings the suite's local cluster up (building the toolchain
@@ -74,6 +76,8 @@ func New(kubeconfig string) *Environment {
 	GinkgoHelper()
 	c, err := kube.NewClient(kubeconfig)
 	Expect(err).NotTo(HaveOccurred())
+	tc, err := toolchain.Find()
+	Expect(err).NotTo(HaveOccurred())
 	// The kubeconfig is <work root>/<name>/kwok/clusters/<name>/kubeconfig.yaml.
-	return &Environment{ClusterName: filepath.Base(filepath.Dir(kubeconfig)), Kubeconfig: kubeconfig, Client: c}
+	return &Environment{ClusterName: filepath.Base(filepath.Dir(kubeconfig)), Kubeconfig: kubeconfig, Client: c, Toolchain: tc}
 }

@@ -29,8 +29,7 @@ func ScenarioEntries(dir string, decorators ...any) []TableEntry {
 	if err != nil {
 		return []TableEntry{Entry("loading scenarios", append([]any{(*scenario.Scenario)(nil), err}, decorators...)...)}
 	}
-	loader := &scenario.Loader{FixturesDir: filepath.Join(tc.Root, "fixtures"), GenericCatalog: tc.Paths().InstanceTypes}
-	ss, err := loader.LoadDir(filepath.Join(tc.Root, dir))
+	ss, err := run.Loader(tc).LoadDir(filepath.Join(tc.Root, dir))
 	if err != nil {
 		return []TableEntry{Entry("loading scenarios in "+dir, append([]any{(*scenario.Scenario)(nil), err}, decorators...)...)}
 	}
@@ -52,20 +51,10 @@ func (e *Environment) runner(ctx context.Context) *run.Runner {
 }
 
 func (e *Environment) localCluster() (*cluster.Local, error) {
-	return cluster.NewLocal(cluster.WithName(e.ClusterName))
+	return cluster.NewLocal(cluster.WithName(e.ClusterName), cluster.WithToolchain(e.Toolchain))
 }
 
-func (e *Environment) fingerprintsDir() string {
-	tc, err := toolchain.Find()
-	Expect(err).NotTo(HaveOccurred())
-	return filepath.Join(tc.Root, "fingerprints")
-}
-
-func (e *Environment) fingerprintEnv() fingerprint.Environment {
-	tc, err := toolchain.Find()
-	Expect(err).NotTo(HaveOccurred())
-	return fingerprint.Environment{Karpenter: tc.Versions.Karpenter, Kubernetes: tc.Versions.Kubernetes, KarpenterSettings: map[string]string{}}
-}
+func (e *Environment) fingerprintsDir() string { return filepath.Join(e.Toolchain.Root, "fingerprints") }
 
 // ExpectMatchesBaseline runs the scenario once and fails with the readable
 // diff when it deviates from its committed baseline.
@@ -88,7 +77,7 @@ func (e *Environment) RecordBaseline(ctx context.Context, s *scenario.Scenario) 
 	Expect(s).NotTo(BeNil(), "no scenario")
 	By(fmt.Sprintf("recording scenario %s from %d runs", s.Metadata.Name, s.Spec.Baseline.Runs))
 	start := time.Now()
-	b, err := e.runner(ctx).Record(ctx, e.fingerprintEnv(), s, s.Spec.Baseline.Runs)
+	b, err := e.runner(ctx).Record(ctx, run.Environment(e.Toolchain), s, s.Spec.Baseline.Runs)
 	Expect(err).NotTo(HaveOccurred())
 	path := fingerprint.Path(e.fingerprintsDir(), s.Metadata.Name)
 	Expect(b.Save(path)).To(Succeed())

@@ -1,0 +1,21 @@
+package run
+
+import (
+	"path/filepath"
+
+	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	"github.com/nodeprint/nodeprint/pkg/scenario"
+	"github.com/nodeprint/nodeprint/pkg/toolchain"
+)
+
+// Loader loads scenarios against the repository's fixtures and the KWOK
+// provider's generic catalog from the toolchain, as the CLI and the suites do.
+func Loader(tc *toolchain.Toolchain) *scenario.Loader {
+	return &scenario.Loader{FixturesDir: filepath.Join(tc.Root, "fixtures"), GenericCatalog: tc.Paths().InstanceTypes}
+}
+
+// Environment is what a baseline records it was made with; the catalog
+// fields are filled in by Record. Karpenter runs with its defaults.
+func Environment(tc *toolchain.Toolchain) fingerprint.Environment {
+	return fingerprint.Environment{Karpenter: tc.Versions.Karpenter, Kubernetes: tc.Versions.Kubernetes, KarpenterSettings: map[string]string{}}
+}
