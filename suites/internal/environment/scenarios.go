@@ -54,7 +54,9 @@ func (e *Environment) localCluster() (*cluster.Local, error) {
 	return cluster.NewLocal(cluster.WithName(e.ClusterName), cluster.WithToolchain(e.Toolchain))
 }
 
-func (e *Environment) fingerprintsDir() string { return filepath.Join(e.Toolchain.Root, "fingerprints") }
+func (e *Environment) fingerprintsDir() string {
+	return filepath.Join(e.Toolchain.Root, "fingerprints")
+}
 
 // ExpectMatchesBaseline runs the scenario once and fails with the readable
 // diff when it deviates from its committed baseline.
