@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -24,6 +25,9 @@ type Local struct {
 	tc   *toolchain.Toolchain
 	// dir holds everything of this cluster: state, logs, kwokctl's work dir.
 	dir string
+
+	mu     sync.Mutex
+	cached *statusClients
 }
 
 // state is what Up records for later invocations (Status, Down).

@@ -259,11 +259,10 @@ func (l *Local) Status(ctx context.Context) (Status, error) {
 		_, _ = fmt.Sscanf(string(b), "%d", &p)
 		return p
 	}
-	cfg, cerr := kube.Config(l.Kubeconfig())
+	cl, cerr := l.clients()
 	var cs *kubernetes.Clientset
 	if cerr == nil {
-		cfg.Timeout = 3 * time.Second
-		cs, cerr = kubernetes.NewForConfig(cfg)
+		cs = cl.clientset
 	}
 	// kube-apiserver's /readyz includes its etcd check.
 	apiErr := cerr
@@ -294,7 +293,7 @@ func (l *Local) Status(ctx context.Context) (Status, error) {
 	probe("kwok-controller", "http", ports.KwokControllerPort)
 	msErr := cerr
 	if msErr == nil {
-		msErr = apiServiceAvailable(ctx, l.Kubeconfig(), "v1beta1.metrics.k8s.io")
+		msErr = apiServiceAvailable(ctx, cl.client, "v1beta1.metrics.k8s.io")
 	}
 	add("metrics-server", msErr, "APIService v1beta1.metrics.k8s.io available", pid("metrics-server"))
 
@@ -312,11 +311,7 @@ func (l *Local) Status(ctx context.Context) (Status, error) {
 	return out, nil
 }
 
-func apiServiceAvailable(ctx context.Context, kubeconfig, name string) error {
-	c, err := kube.NewClient(kubeconfig)
-	if err != nil {
-		return err
-	}
+func apiServiceAvailable(ctx context.Context, c client.Client, name string) error {
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(schema.GroupVersionKind{Group: "apiregistration.k8s.io", Version: "v1", Kind: "APIService"})
 	if err := c.Get(ctx, client.ObjectKey{Name: name}, u); err != nil {
@@ -372,6 +367,7 @@ func (l *Local) Down(ctx context.Context) error {
 	if err := os.RemoveAll(l.dir); err != nil {
 		errs = append(errs, fmt.Errorf("failed to remove %s: %w", l.dir, err))
 	}
+	l.forgetClients()
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("failed to stop cluster %q cleanly: %w", l.opts.name, err)
 	}
@@ -396,4 +392,43 @@ func (l *Local) RestartKarpenter(ctx context.Context) error {
 	return l.phase(ctx, "karpenter", "starting Karpenter "+st.KarpenterVersion+" again", func(ctx context.Context) error {
 		return l.runKarpenter(ctx, st)
 	})
+}
+
+// statusClients are the clients Status probes with. They are built once per
+// cluster incarnation: Up polls Status every 200 ms, and a new client per
+// poll re-read the kubeconfig and its certificates each time.
+type statusClients struct {
+	clientset *kubernetes.Clientset
+	client    client.Client
+}
+
+func (l *Local) clients() (*statusClients, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.cached != nil {
+		return l.cached, nil
+	}
+	cfg, err := kube.Config(l.Kubeconfig())
+	if err != nil {
+		return nil, err
+	}
+	cfg.Timeout = 3 * time.Second
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("failed to create a client: %w", err)
+	}
+	c, err := client.New(cfg, client.Options{Scheme: kube.Scheme})
+	if err != nil {
+		return nil, fmt.Errorf("failed to create a client: %w", err)
+	}
+	l.cached = &statusClients{clientset: cs, client: c}
+	return l.cached, nil
+}
+
+// forgetClients drops the cached clients: a cluster started again under the
+// same name has new certificates and ports.
+func (l *Local) forgetClients() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.cached = nil
 }
