@@ -48,15 +48,14 @@ func (l *Local) applyManifests(ctx context.Context) error {
 	}
 	// kwok-controller reads these kinds from the API server (see
 	// dynamicKinds), so the defaults kwokctl would otherwise build in are
-	// applied here: KWOK's fast node and pod lifecycles, the lease heartbeat,
-	// usage from annotations and the resource-metrics endpoint, plus the
-	// project's own base stages.
+	// applied here: KWOK's fast node and pod lifecycles, the lease heartbeat
+	// and the resource-metrics endpoint, plus the project's own base stages
+	// and usage rule (which replaces KWOK's usage-from-annotation).
 	k := l.tc.Paths().KwokKustomize
 	stages, err := kube.DecodeFiles(
 		filepath.Join(k, "stage", "node", "fast"),
 		filepath.Join(k, "stage", "node", "heartbeat-with-lease"),
 		filepath.Join(k, "stage", "pod", "fast"),
-		filepath.Join(k, "metrics", "usage", "usage-from-annotation.yaml"),
 		filepath.Join(k, "metrics", "resource", "metrics-resource.yaml"),
 		filepath.Join(l.tc.Root, BaseStagesDir),
 	)

@@ -198,3 +198,14 @@ func (n *notImplemented) Kubeconfig() string         { return "" }
 func (n *notImplemented) Status(context.Context) (Status, error) {
 	return Status{}, &NotImplementedError{Kind: n.kind}
 }
+
+// Problem says what is unhealthy, or "" when the cluster is healthy.
+func (s Status) Problem() string {
+	if !s.Exists {
+		return "the cluster does not exist"
+	}
+	if s.Healthy() {
+		return ""
+	}
+	return "unhealthy: " + unhealthy(s)
+}

@@ -76,6 +76,8 @@ type NodeRecord struct {
 	InstanceType string    `json:"instanceType"`
 	CapacityType string    `json:"capacityType"`
 	Zone         string    `json:"zone"`
+	// Labels are the node's labels, for checking them against the NodePool.
+	Labels map[string]string `json:"labels,omitempty"`
 }
 
 // EventRecord is one Kubernetes event about the run's objects.

@@ -235,6 +235,7 @@ func (o *Observer) onNode(obj any, deleted bool) {
 		o.ob.Nodes[n.Name] = r
 		o.changed(true)
 	}
+	r.Labels = n.Labels
 	for _, c := range n.Status.Conditions {
 		if c.Type != corev1.NodeReady {
 			continue
@@ -376,6 +377,9 @@ func (o *Observer) Snapshot() *Observation {
 // Settle says when WaitSettled stops.
 type Settle struct {
 	Quiet, Stall, Timeout time.Duration
+	// Min is how long WaitSettled observes at least, settled or not (a
+	// fault needs time to show: a leak to reach its limit, a delay to pass).
+	Min time.Duration
 	// Progress, when set, is called about every 5 s with what is awaited.
 	Progress func(string)
 }
@@ -388,10 +392,11 @@ func (o *Observer) WaitSettled(ctx context.Context, s Settle) Outcome {
 	defer deadline.Stop()
 	tick := time.NewTicker(100 * time.Millisecond)
 	defer tick.Stop()
-	lastReport := time.Now()
+	start := time.Now()
+	lastReport := start
 	for {
 		outcome, status := o.evaluate(s)
-		if outcome != "" {
+		if outcome != "" && time.Since(start) >= s.Min {
 			o.finish(outcome)
 			return outcome
 		}

@@ -14,8 +14,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
+	"github.com/nodeprint/nodeprint/pkg/attribute"
 	"github.com/nodeprint/nodeprint/pkg/catalog"
+	"github.com/nodeprint/nodeprint/pkg/faults"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	"github.com/nodeprint/nodeprint/pkg/fit"
 	"github.com/nodeprint/nodeprint/pkg/kube"
 	"github.com/nodeprint/nodeprint/pkg/observe"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
@@ -33,6 +36,7 @@ type Runner struct {
 	catalogs CatalogSwitcher
 	progress func(string)
 	cleanup  time.Duration
+	health   func(context.Context) string
 }
 
 // Option configures a Runner.
@@ -44,6 +48,11 @@ func WithProgress(f func(string)) Option { return func(r *Runner) { r.progress =
 // WithCleanupTimeout bounds how long cleanup waits for Karpenter to remove
 // the run's nodes (default 3 minutes).
 func WithCleanupTimeout(d time.Duration) Option { return func(r *Runner) { r.cleanup = d } }
+
+// WithHealth probes the harness's environment at the end of each run; it
+// returns "" when healthy, otherwise what failed (default: no probe). A
+// failed probe makes a fault verdict inconclusive.
+func WithHealth(f func(context.Context) string) Option { return func(r *Runner) { r.health = f } }
 
 // NewRunner returns a runner for the cluster behind kubeconfig.
 func NewRunner(kubeconfig string, catalogs CatalogSwitcher, opts ...Option) (*Runner, error) {
@@ -68,15 +77,29 @@ type Result struct {
 	Observation *observe.Observation
 	Fingerprint *fingerprint.Fingerprint
 	Catalog     *catalog.Catalog
+	// Facts were read from the cluster before cleanup, for the classifier.
+	Facts attribute.Facts
+	// Inputs fingerprint the policy and workloads as applied.
+	Inputs *attribute.Inputs
+	// Fault is the injector of a faulted run.
+	Fault faults.Injector
 }
 
 // NewID names a run after its scenario, with a random suffix.
 func NewID(s *scenario.Scenario) string { return s.Metadata.Name + "-" + rand.String(5) }
 
-// Run executes the scenario once and removes what it created, also when
-// it fails or ctx is cancelled.
+// Run executes the scenario once (with its fault, if it has one) and
+// removes what it created, also when it fails or ctx is cancelled.
 func (r *Runner) Run(ctx context.Context, s *scenario.Scenario) (res *Result, err error) {
+	return r.run(ctx, s, func(faults.Injector) {})
+}
+
+func (r *Runner) run(ctx context.Context, s *scenario.Scenario, onInject func(faults.Injector)) (res *Result, err error) {
 	cat, err := catalog.Load(s.CatalogPath)
+	if err != nil {
+		return nil, err
+	}
+	shapes, err := fit.Load(ctx, s.CatalogPath)
 	if err != nil {
 		return nil, err
 	}
@@ -105,6 +128,29 @@ func (r *Runner) Run(ctx context.Context, s *scenario.Scenario) (res *Result, er
 			err = errors.Join(err, cerr)
 		}
 	}()
+	var inj faults.Injector
+	var minObserve time.Duration
+	if s.Spec.Fault != nil {
+		if inj, err = r.newInjector(s, id, objs, shapes); err != nil {
+			return nil, err
+		}
+		onInject(inj)
+		// Restored before the run's objects are removed, so that cleanup
+		// runs on a healthy cluster.
+		defer func() {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+			defer cancel()
+			if rerr := inj.Restore(rctx); rerr != nil {
+				err = errors.Join(err, fmt.Errorf("failed to restore fault %s: %w", s.Spec.Fault.Name, rerr))
+			}
+		}()
+		r.progress(fmt.Sprintf("run %s: injecting fault %s (%s)", id, s.Spec.Fault.Name, inj.Definition().Layer))
+		if err := inj.Inject(ctx); err != nil {
+			return nil, fmt.Errorf("failed to inject fault %s: %w", s.Spec.Fault.Name, err)
+		}
+		minObserve = inj.MinObserve()
+	}
+	inputs := inputsOf(objs)
 	r.progress(fmt.Sprintf("run %s: applying namespace, node class, NodePool and %d workload(s)", id, len(objs.Deployments)))
 	for _, o := range objs.All() {
 		if err := r.client.Create(ctx, o); err != nil {
@@ -114,8 +160,12 @@ func (r *Runner) Run(ctx context.Context, s *scenario.Scenario) (res *Result, er
 	if len(objs.Deployments) > 0 {
 		ob.MarkStart(objs.Deployments[0].CreationTimestamp.Time)
 	}
+	timeout := s.Spec.Settle.Timeout.Duration
+	if s.Spec.Fault != nil {
+		timeout = max(s.Spec.Fault.Window.Duration, minObserve)
+	}
 	outcome := ob.WaitSettled(ctx, observe.Settle{
-		Quiet: s.Spec.Settle.Quiet.Duration, Stall: s.Spec.Settle.Stall.Duration, Timeout: s.Spec.Settle.Timeout.Duration,
+		Quiet: s.Spec.Settle.Quiet.Duration, Stall: s.Spec.Settle.Stall.Duration, Timeout: timeout, Min: minObserve,
 		Progress: func(msg string) { r.progress("run " + id + ": " + msg) },
 	})
 	if ctx.Err() != nil {
@@ -127,7 +177,8 @@ func (r *Runner) Run(ctx context.Context, s *scenario.Scenario) (res *Result, er
 		return nil, fmt.Errorf("run %s: %w", id, err)
 	}
 	r.progress(fmt.Sprintf("run %s: %s: %d node(s) %s, $%.4f/h", id, outcome, fp.Selection.Nodes, fp.Selection.Key(), fp.Selection.HourlyCost))
-	return &Result{ID: id, Observation: snap, Fingerprint: fp, Catalog: cat}, nil
+	facts := r.facts(ctx, objs, shapes, snap)
+	return &Result{ID: id, Observation: snap, Fingerprint: fp, Catalog: cat, Facts: facts, Inputs: inputs, Fault: inj}, nil
 }
 
 // expectedPods is the sum of the Deployments' desired replicas, as the API

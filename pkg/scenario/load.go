@@ -28,6 +28,10 @@ type Loader struct {
 	// GenericCatalog is the path of the KWOK provider's own catalog (the
 	// "kwok-generic" catalog), built into bin/ by make tools.
 	GenericCatalog string
+	// ValidateFault checks a fault block against the fault catalog (name,
+	// parameters); nil accepts any fault. pkg/faults provides it: the
+	// scenario package cannot know the catalog without an import cycle.
+	ValidateFault func(f *Fault, add func(field, msg string, args ...any))
 }
 
 // LoadDir loads every *.yaml file directly in dir, sorted by name, and
@@ -287,6 +291,23 @@ func (l *Loader) validate(s *Scenario, add func(field, msg string, args ...any))
 	}
 	if s.Spec.Settle.Timeout.Duration == 0 {
 		s.Spec.Settle.Timeout.Duration = DefaultSettleTimout
+	}
+	if f := s.Spec.Fault; f != nil {
+		if f.Name == "" {
+			add("spec.fault.name", "name a fault from the catalog (nodeprint faults lists them)")
+		}
+		if f.Window.Duration == 0 {
+			f.Window.Duration = DefaultFaultWindow
+		}
+		if f.Window.Duration > 30*time.Minute {
+			add("spec.fault.window", "%s is longer than the 30m a fault run may take", f.Window.Duration)
+		}
+		if e := f.Expect; e != nil && e.Layer != "L1" && e.Layer != "L2" && e.Layer != "L3" {
+			add("spec.fault.expect.layer", "want L1, L2 or L3, got %q", e.Layer)
+		}
+		if l.ValidateFault != nil && f.Name != "" {
+			l.ValidateFault(f, add)
+		}
 	}
 }
 

@@ -63,6 +63,57 @@ type Spec struct {
 	Workloads []Workload `json:"workloads"`
 	Baseline  Baseline   `json:"baseline,omitempty"`
 	Settle    Settle     `json:"settle,omitempty"`
+	// Fault makes this a fault scenario: the harness runs the scenario
+	// clean (the baseline), then again with the fault injected, and
+	// classifies the difference.
+	Fault *Fault `json:"fault,omitempty"`
+}
+
+// Fault names an injector from the fault catalog (pkg/faults), its
+// parameters, and the attribution a correct classifier must reach.
+type Fault struct {
+	Name string `json:"name"`
+	// Params are the injector's parameters (see `nodeprint faults`); values
+	// may be strings, numbers or booleans.
+	Params Params `json:"params,omitempty"`
+	// Window bounds how long the faulted run is observed after injection
+	// (default 2m); the run ends earlier when it settles or stalls.
+	Window Duration `json:"window,omitempty"`
+	// Expect is the attribution a correct classifier reaches.
+	Expect *Expectation `json:"expect,omitempty"`
+}
+
+// Expectation is the verdict a fault scenario must produce.
+type Expectation struct {
+	// Layer is L1, L2 or L3.
+	Layer string `json:"layer"`
+	// Rule is the ID of the rule that must decide (optional).
+	Rule string `json:"rule,omitempty"`
+}
+
+// DefaultFaultWindow bounds observation after a fault is injected.
+const DefaultFaultWindow = 2 * time.Minute
+
+// Params are fault parameters by name.
+type Params map[string]string
+
+// UnmarshalJSON accepts strings, numbers and booleans.
+func (p *Params) UnmarshalJSON(b []byte) error {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return fmt.Errorf("want a map of parameters such as {rate: 20Mi, hpa: true}")
+	}
+	out := Params{}
+	for k, v := range raw {
+		var s string
+		if err := json.Unmarshal(v, &s); err == nil {
+			out[k] = s
+			continue
+		}
+		out[k] = string(v)
+	}
+	*p = out
+	return nil
 }
 
 // Policy is the NodePool (and node class) the workloads run under. Exactly

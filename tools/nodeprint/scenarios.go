@@ -130,6 +130,11 @@ func withScenarios(ctx context.Context, f *scenarioFlags, args []string, stderr 
 	if err != nil {
 		return usageError{err}
 	}
+	for _, s := range scenarios {
+		if err := runpkg.Preflight(ctx, s); err != nil {
+			return usageError{fmt.Errorf("%s: %w", s.Path, err)}
+		}
+	}
 	start := time.Now()
 	progress := func(e cluster.Event) { printEvent(stderr, start, e) }
 	name := f.cluster
@@ -159,6 +164,12 @@ func withScenarios(ctx context.Context, f *scenarioFlags, args []string, stderr 
 	}
 	r, err := runpkg.NewRunner(local.Kubeconfig(), local, runpkg.WithProgress(func(msg string) {
 		fmt.Fprintf(stderr, "[%6.1fs] %s\n", time.Since(start).Seconds(), msg)
+	}), runpkg.WithHealth(func(ctx context.Context) string {
+		st, err := local.Status(ctx)
+		if err != nil {
+			return err.Error()
+		}
+		return st.Problem()
 	}))
 	if err != nil {
 		return err

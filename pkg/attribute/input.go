@@ -1,0 +1,70 @@
+package attribute
+
+import (
+	corev1 "k8s.io/api/core/v1"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+
+	"github.com/nodeprint/nodeprint/pkg/diff"
+	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	"github.com/nodeprint/nodeprint/pkg/fit"
+	"github.com/nodeprint/nodeprint/pkg/observe"
+)
+
+// Input is everything the classifier reads about one run.
+type Input struct {
+	Scenario string
+	// Baseline is what the scenario looks like without the fault (recorded,
+	// or measured just before in the same session).
+	Baseline *fingerprint.Baseline
+	// Observed is the run's fingerprint, Observation its timeline.
+	Observed    *fingerprint.Fingerprint
+	Observation *observe.Observation
+	// Diff is Observed against Baseline.
+	Diff *diff.Diff
+	// Facts were read from the cluster at the end of the run.
+	Facts Facts
+	// Inputs fingerprint the run's policy and workloads as applied;
+	// BaselineInputs those of the baseline run (nil when unknown).
+	Inputs, BaselineInputs *Inputs
+}
+
+// Facts are read from the cluster at the end of a run.
+type Facts struct {
+	// Health is the harness's own environment: empty when healthy,
+	// otherwise what failed (Karpenter exited, the API server stopped
+	// answering). A run in a broken environment is never attributed.
+	Health string `json:"health,omitempty"`
+	// NodePool is the run's NodePool as the API server has it (spec and status).
+	NodePool *karpv1.NodePool `json:"-"`
+	// NodeClassExists says whether the node class the NodePool names exists.
+	NodeClassExists bool `json:"nodeClassExists"`
+	// Workloads are the pod templates as applied, by workload name.
+	Workloads map[string]*corev1.PodTemplateSpec `json:"-"`
+	// Replicas are the desired replicas now and as applied, by workload.
+	Replicas map[string]Replicas `json:"replicas,omitempty"`
+	// Fit says, per workload, how many catalog types hold one pod, with and
+	// without the NodePool.
+	Fit map[string]fit.Result `json:"fit,omitempty"`
+	// Allocatable is each launched instance type's allocatable resources.
+	Allocatable map[string]corev1.ResourceList `json:"-"`
+	// PodUsage is each pod's usage from metrics.k8s.io; nil when metrics
+	// were not available.
+	PodUsage map[string]corev1.ResourceList `json:"-"`
+	// KarpenterErrors counts Karpenter's failed API requests during the run
+	// (from its rest_client_requests_total metric); nil when unknown.
+	KarpenterErrors *float64 `json:"karpenterErrors,omitempty"`
+}
+
+// Replicas of a workload.
+type Replicas struct {
+	Applied int32 `json:"applied"`
+	Desired int32 `json:"desired"`
+}
+
+// Inputs fingerprint what a run applied, with the run's own names taken
+// out, so two runs of one scenario hash the same unless an input changed.
+type Inputs struct {
+	Policy    string            `json:"policy"`
+	NodeClass string            `json:"nodeClass"`
+	Workloads map[string]string `json:"workloads"`
+}

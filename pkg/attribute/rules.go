@@ -1,0 +1,172 @@
+// Package attribute reads a run against its baseline and names the layer
+// that broke: L1 infrastructure, L2 orchestration, L3 application, none, or
+// inconclusive. Rules are data (rules.yaml): an ID, a layer, conditions on
+// named signals with thresholds, the owner, the first checks with their
+// kubectl commands, and their text in English and Chinese. Classify
+// evaluates them in the decision order (L1, L2, L3) and stops at the first
+// layer with a firing rule; a verdict carries every signal with its value.
+package attribute
+
+import (
+	_ "embed"
+	"fmt"
+	"strings"
+	"sync"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Text is a string in English and Chinese.
+type Text struct {
+	En string `json:"en"`
+	Zh string `json:"zh"`
+}
+
+// In returns the text in a language ("en" or "zh").
+func (t Text) In(lang string) string {
+	if lang == "zh" {
+		return t.Zh
+	}
+	return t.En
+}
+
+// Condition is one test of a signal against a threshold.
+type Condition struct {
+	Signal string  `json:"signal"`
+	Op     string  `json:"op"`
+	Value  float64 `json:"value"`
+}
+
+func (c Condition) String() string { return fmt.Sprintf("%s %s %g", c.Signal, c.Op, c.Value) }
+
+func (c Condition) holds(v float64) bool {
+	switch c.Op {
+	case ">=":
+		return v >= c.Value
+	case ">":
+		return v > c.Value
+	case "<=":
+		return v <= c.Value
+	case "<":
+		return v < c.Value
+	case "==":
+		return v == c.Value
+	}
+	return false
+}
+
+// Check is a first check an on-call engineer runs.
+type Check struct {
+	Command string `json:"command"`
+	Why     Text   `json:"why"`
+}
+
+// Rule is one attribution rule.
+type Rule struct {
+	ID       string      `json:"id"`
+	Layer    string      `json:"layer"`
+	Title    Text        `json:"title"`
+	Symptom  Text        `json:"symptom"`
+	When     []Condition `json:"when"`
+	Checks   []Check     `json:"checks"`
+	RulesOut Text        `json:"rulesOut"`
+}
+
+// RuleSet is the rules and the owner of each layer.
+type RuleSet struct {
+	Owners map[string]Text `json:"owners"`
+	Rules  []Rule          `json:"rules"`
+}
+
+//go:embed rules.yaml
+var rulesYAML []byte
+
+// Rules returns the built-in rule set, in decision order. The file is
+// embedded and its tests parse it, so an error here is a build defect.
+var Rules = sync.OnceValues(func() (*RuleSet, error) {
+	rs, err := ParseRules(rulesYAML)
+	if err != nil {
+		return nil, fmt.Errorf("embedded rules.yaml: %w", err)
+	}
+	return rs, nil
+})
+
+// ParseRules decodes and validates a rule set strictly.
+func ParseRules(b []byte) (*RuleSet, error) {
+	rs := &RuleSet{}
+	if err := yaml.UnmarshalStrict(b, rs); err != nil {
+		return nil, fmt.Errorf("failed to decode rules: %w", err)
+	}
+	var errs []string
+	seen := map[string]bool{}
+	last := ""
+	for i, r := range rs.Rules {
+		at := fmt.Sprintf("rules[%d] (%s)", i, r.ID)
+		if r.ID == "" || seen[r.ID] {
+			errs = append(errs, at+": missing or duplicate id")
+		}
+		seen[r.ID] = true
+		if r.Layer != "L1" && r.Layer != "L2" && r.Layer != "L3" {
+			errs = append(errs, at+": layer must be L1, L2 or L3")
+		}
+		if !strings.HasPrefix(r.ID, r.Layer+"-") {
+			errs = append(errs, at+": id must start with its layer")
+		}
+		if r.Layer < last {
+			errs = append(errs, at+": rules must be listed in the decision order (L1, L2, L3)")
+		}
+		last = r.Layer
+		if len(r.When) == 0 {
+			errs = append(errs, at+": a rule needs at least one condition")
+		}
+		for j, c := range r.When {
+			if _, ok := signalByID[c.Signal]; !ok {
+				errs = append(errs, fmt.Sprintf("%s: when[%d]: unknown signal %q", at, j, c.Signal))
+			}
+			if !(Condition{Op: c.Op}).validOp() {
+				errs = append(errs, fmt.Sprintf("%s: when[%d]: unknown operator %q", at, j, c.Op))
+			}
+		}
+		for _, t := range []Text{r.Title, r.Symptom, r.RulesOut} {
+			if t.En == "" || t.Zh == "" {
+				errs = append(errs, at+": title, symptom and rulesOut need en and zh")
+				break
+			}
+		}
+		if len(r.Checks) == 0 {
+			errs = append(errs, at+": a rule needs at least one check")
+		}
+		for j, c := range r.Checks {
+			if !strings.HasPrefix(c.Command, "kubectl ") || c.Why.En == "" || c.Why.Zh == "" {
+				errs = append(errs, fmt.Sprintf("%s: checks[%d]: a kubectl command with why in en and zh", at, j))
+			}
+		}
+	}
+	for _, l := range []string{"L1", "L2", "L3"} {
+		if o := rs.Owners[l]; o.En == "" || o.Zh == "" {
+			errs = append(errs, "owners."+l+": needs en and zh")
+		}
+	}
+	if len(errs) > 0 {
+		return nil, fmt.Errorf("invalid rules:\n  %s", strings.Join(errs, "\n  "))
+	}
+	return rs, nil
+}
+
+func (c Condition) validOp() bool {
+	switch c.Op {
+	case ">=", ">", "<=", "<", "==":
+		return true
+	}
+	return false
+}
+
+// Rule returns a rule by ID.
+func (rs *RuleSet) Rule(id string) (*Rule, bool) {
+	for i := range rs.Rules {
+		if rs.Rules[i].ID == id {
+			return &rs.Rules[i], true
+		}
+	}
+	return nil, false
+}

@@ -1,0 +1,447 @@
+package attribute
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/karpenter/pkg/utils/resources"
+
+	"github.com/nodeprint/nodeprint/pkg/kube"
+	"github.com/nodeprint/nodeprint/pkg/observe"
+)
+
+// RegistrationTimeout is how long after launch a NodeClaim may stay
+// unregistered before nodeclaims.launchedNotRegistered counts it.
+const RegistrationTimeout = 30 * time.Second
+
+// SignalDef is a named measurement the rules read.
+type SignalDef struct {
+	ID string
+	// Help says what the value is, for `nodeprint rules` and the runbooks.
+	Help    string
+	compute func(in *Input) (v float64, ok bool, detail string)
+}
+
+// Value is one signal's value in a verdict.
+type Value struct {
+	ID string `json:"id"`
+	// Value is meaningful when Available.
+	Value     float64 `json:"value"`
+	Available bool    `json:"available"`
+	Detail    string  `json:"detail,omitempty"`
+}
+
+func (v Value) String() string {
+	if !v.Available {
+		return v.ID + " = unavailable" + suffix(v.Detail)
+	}
+	return fmt.Sprintf("%s = %g%s", v.ID, v.Value, suffix(v.Detail))
+}
+
+func suffix(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (" + s + ")"
+}
+
+// Signals lists every signal.
+func Signals() []SignalDef { return signalDefs }
+
+var signalByID = map[string]*SignalDef{}
+
+func init() {
+	for i := range signalDefs {
+		signalByID[signalDefs[i].ID] = &signalDefs[i]
+	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func live[T any](m map[string]*T, deleted func(*T) time.Time) []*T {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []*T
+	for _, k := range keys {
+		if deleted(m[k]).IsZero() {
+			out = append(out, m[k])
+		}
+	}
+	return out
+}
+
+func livePods(ob *observe.Observation) []*observe.PodRecord {
+	return live(ob.Pods, func(p *observe.PodRecord) time.Time { return p.Deleted })
+}
+
+func liveNodes(ob *observe.Observation) []*observe.NodeRecord {
+	return live(ob.Nodes, func(n *observe.NodeRecord) time.Time { return n.Deleted })
+}
+
+func liveClaims(ob *observe.Observation) []*observe.NodeClaimRecord {
+	return live(ob.NodeClaims, func(c *observe.NodeClaimRecord) time.Time { return c.Deleted })
+}
+
+// names lists up to three names for evidence.
+func names(xs []string) string {
+	sort.Strings(xs)
+	if len(xs) > 3 {
+		return strings.Join(xs[:3], ", ") + fmt.Sprintf(" and %d more", len(xs)-3)
+	}
+	return strings.Join(xs, ", ")
+}
+
+func countPods(in *Input, pred func(p *observe.PodRecord) bool) (float64, bool, string) {
+	var hit []string
+	for _, p := range livePods(in.Observation) {
+		if pred(p) {
+			hit = append(hit, p.Name)
+		}
+	}
+	return float64(len(hit)), true, names(hit)
+}
+
+// pendingFit says whether every workload with pending pods fits (the
+// catalog, or the NodePool); unavailable when no pod is pending.
+func pendingFit(in *Input, nodePool bool) (float64, bool, string) {
+	pending := map[string]bool{}
+	for _, p := range livePods(in.Observation) {
+		if p.Scheduled.IsZero() {
+			pending[p.Workload] = true
+		}
+	}
+	if len(pending) == 0 {
+		return 0, false, "no pod is pending"
+	}
+	all := true
+	var parts []string
+	for _, w := range sortedKeys(pending) {
+		r, ok := in.Facts.Fit[w]
+		if !ok {
+			return 0, false, "no fit data for workload " + w
+		}
+		n := r.Catalog
+		what := "catalog"
+		if nodePool {
+			n, what = r.NodePool, "NodePool"
+		}
+		if n == 0 {
+			all = false
+		}
+		detail := fmt.Sprintf("%s: %d %s type(s) hold a pod", w, n, what)
+		if !nodePool && n == 0 && r.Largest != "" {
+			detail += ", largest is " + r.Largest
+		}
+		if nodePool && n == 0 && r.Catalog > 0 {
+			detail += fmt.Sprintf(", %d in the catalog (e.g. %s)", r.Catalog, r.Example)
+		}
+		parts = append(parts, detail)
+	}
+	return b2f(all), true, strings.Join(parts, "; ")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+var signalDefs = []SignalDef{
+	{ID: "harness.healthy", Help: "1 when the harness's own environment (control plane, Karpenter process) stayed healthy",
+		compute: func(in *Input) (float64, bool, string) { return b2f(in.Facts.Health == ""), true, in.Facts.Health }},
+	{ID: "api.karpenterErrors", Help: "Karpenter's API requests that failed (connection errors, 5xx, 429) during the run, from its rest_client_requests_total metric",
+		compute: func(in *Input) (float64, bool, string) {
+			if in.Facts.KarpenterErrors == nil {
+				return 0, false, "Karpenter's metrics were not read"
+			}
+			return *in.Facts.KarpenterErrors, true, ""
+		}},
+	{ID: "cloud.insufficientCapacityEvents", Help: "InsufficientCapacityError events on the run's NodeClaims (counting repeats)",
+		compute: func(in *Input) (float64, bool, string) {
+			n, msg := 0.0, ""
+			for _, e := range in.Observation.Events {
+				if e.Reason == "InsufficientCapacityError" {
+					n += float64(max(e.Count, 1))
+					msg = e.Message
+				}
+			}
+			if len(msg) > 160 {
+				msg = msg[:160] + "…"
+			}
+			return n, true, msg
+		}},
+	{ID: "policy.nodeClassMissing", Help: "1 when the node class the NodePool names does not exist",
+		compute: func(in *Input) (float64, bool, string) {
+			if in.Facts.NodePool == nil {
+				return 0, false, "NodePool not read"
+			}
+			ref := in.Facts.NodePool.Spec.Template.Spec.NodeClassRef
+			return b2f(!in.Facts.NodeClassExists), true, fmt.Sprintf("nodeClassRef %s/%s", ref.Kind, ref.Name)
+		}},
+	{ID: "nodeclaims.launchedNotRegistered", Help: fmt.Sprintf("NodeClaims launched at least %s before the end of the run and still not registered", RegistrationTimeout),
+		compute: func(in *Input) (float64, bool, string) {
+			var hit []string
+			for _, c := range liveClaims(in.Observation) {
+				if !c.Launched.IsZero() && c.Registered.IsZero() && in.Observation.End.Sub(c.Launched) >= RegistrationTimeout {
+					hit = append(hit, c.Name)
+				}
+			}
+			return float64(len(hit)), true, names(hit)
+		}},
+	{ID: "nodes.notReady", Help: "the run's nodes that were Ready and are NotReady at the end",
+		compute: func(in *Input) (float64, bool, string) {
+			var hit []string
+			for _, n := range liveNodes(in.Observation) {
+				if n.NotReady {
+					hit = append(hit, n.Name)
+				}
+			}
+			return float64(len(hit)), true, names(hit)
+		}},
+	{ID: "nodes.ready", Help: "the run's nodes that are Ready at the end",
+		compute: func(in *Input) (float64, bool, string) {
+			n := 0
+			for _, x := range liveNodes(in.Observation) {
+				if !x.Ready.IsZero() && !x.NotReady {
+					n++
+				}
+			}
+			return float64(n), true, fmt.Sprintf("of %d", len(liveNodes(in.Observation)))
+		}},
+	{ID: "nodeclaims.readySlowdownSeconds", Help: "median NodeClaim created→initialised time minus the largest the baseline accepts, in seconds",
+		compute: func(in *Input) (float64, bool, string) {
+			t := in.Observed.Timing.NodeClaimReady
+			if t.Count == 0 || in.Baseline == nil || len(in.Baseline.Timing.NodeClaimReadyP50.Values) == 0 {
+				return 0, false, "no initialised NodeClaim or no baseline timing"
+			}
+			lim := in.Baseline.Timing.NodeClaimReadyP50.Limit
+			return t.P50 - lim, true, fmt.Sprintf("p50 %gs against a baseline limit of %gs", t.P50, lim)
+		}},
+	{ID: "nodeclaims.inFlight", Help: "the run's NodeClaims that exist and are not initialised yet",
+		compute: func(in *Input) (float64, bool, string) {
+			n := 0
+			for _, c := range liveClaims(in.Observation) {
+				if c.Initialized.IsZero() {
+					n++
+				}
+			}
+			return float64(n), true, ""
+		}},
+	{ID: "nodeclaims.replaced", Help: "NodeClaims that registered a node and were deleted during the run (disruption), against none in a baseline run",
+		compute: func(in *Input) (float64, bool, string) {
+			var hit []string
+			for _, c := range in.Observation.NodeClaims {
+				if !c.Deleted.IsZero() && !c.Registered.IsZero() {
+					hit = append(hit, c.Name)
+				}
+			}
+			return float64(len(hit)), true, names(hit)
+		}},
+	{ID: "pods.pending", Help: "the run's pods not scheduled at the end",
+		compute: func(in *Input) (float64, bool, string) {
+			return countPods(in, func(p *observe.PodRecord) bool { return p.Scheduled.IsZero() })
+		}},
+	{ID: "fit.pendingFitCatalog", Help: "1 when every workload with pending pods fits some instance type of the catalog (Karpenter's instance model, requests against allocatable)",
+		compute: func(in *Input) (float64, bool, string) { return pendingFit(in, false) }},
+	{ID: "fit.pendingFitNodePool", Help: "1 when every workload with pending pods fits some instance type the NodePool allows",
+		compute: func(in *Input) (float64, bool, string) { return pendingFit(in, true) }},
+	{ID: "policy.limitsReached", Help: "1 when the NodePool has limits and what it uses plus one more pod exceeds them, or Karpenter reported exceeding them",
+		compute: func(in *Input) (float64, bool, string) {
+			np := in.Facts.NodePool
+			if np == nil {
+				return 0, false, "NodePool not read"
+			}
+			if len(np.Spec.Limits) == 0 {
+				return 0, true, "the NodePool has no limits"
+			}
+			for _, e := range in.Observation.Events {
+				if strings.Contains(e.Message, "exceed limits") {
+					return 1, true, e.Message
+				}
+			}
+			for _, w := range sortedKeys(in.Facts.Workloads) {
+				req := resources.RequestsForPods(&corev1.Pod{Spec: in.Facts.Workloads[w].Spec})
+				for r, lim := range np.Spec.Limits {
+					used := np.Status.Resources[r]
+					need := req[r]
+					used.Add(need)
+					if used.Cmp(lim) > 0 {
+						return 1, true, fmt.Sprintf("%s: in use %s + one pod of %s %s > limit %s", r, np.Status.Resources.Name(r, resource.DecimalSI), w, need.String(), lim.String())
+					}
+				}
+			}
+			return 0, true, ""
+		}},
+	{ID: "selection.policyViolations", Help: "the run's nodes whose labels do not satisfy the NodePool's requirements",
+		compute: func(in *Input) (float64, bool, string) {
+			if in.Facts.NodePool == nil {
+				return 0, false, "NodePool not read"
+			}
+			var hit []string
+			for _, n := range liveNodes(in.Observation) {
+				if n.Labels == nil {
+					continue
+				}
+				if err := kube.NodeSatisfies(n.Labels, in.Facts.NodePool.Spec.Template.Spec.Requirements); err != nil {
+					hit = append(hit, n.Name+": "+err.Error())
+				}
+			}
+			return float64(len(hit)), true, names(hit)
+		}},
+	{ID: "selection.nodesOverRequested", Help: "the run's nodes where the requests of the pods on them exceed the instance's allocatable resources (0: Karpenter's choices fit the requests)",
+		compute: func(in *Input) (float64, bool, string) {
+			if in.Facts.Allocatable == nil || in.Facts.Workloads == nil {
+				return 0, false, "allocatable resources not known"
+			}
+			sum := map[string]corev1.ResourceList{}
+			for _, p := range livePods(in.Observation) {
+				tpl, ok := in.Facts.Workloads[p.Workload]
+				if p.Node == "" || !ok {
+					continue
+				}
+				sum[p.Node] = resources.Merge(sum[p.Node], resources.RequestsForPods(&corev1.Pod{Spec: tpl.Spec}))
+			}
+			var hit []string
+			for _, n := range liveNodes(in.Observation) {
+				alloc, ok := in.Facts.Allocatable[n.InstanceType]
+				if !ok {
+					continue
+				}
+				if !resources.Fits(sum[n.Name], alloc) {
+					hit = append(hit, n.Name)
+				}
+			}
+			return float64(len(hit)), true, names(hit)
+		}},
+	{ID: "pods.oomKilled", Help: "the run's pods whose container's last termination was OOMKilled",
+		compute: func(in *Input) (float64, bool, string) {
+			return countPods(in, func(p *observe.PodRecord) bool { return p.LastTermination == "OOMKilled" })
+		}},
+	{ID: "pods.restarts", Help: "container restarts summed over the run's pods",
+		compute: func(in *Input) (float64, bool, string) {
+			n := 0
+			for _, p := range livePods(in.Observation) {
+				n += p.Restarts
+			}
+			return float64(n), true, ""
+		}},
+	{ID: "pods.crashLooping", Help: "the run's pods waiting in CrashLoopBackOff, or restarting after an exit other than OOMKilled",
+		compute: func(in *Input) (float64, bool, string) {
+			return countPods(in, func(p *observe.PodRecord) bool {
+				return p.Waiting == "CrashLoopBackOff" || p.Restarts > 0 && p.LastTermination != "" && p.LastTermination != "OOMKilled"
+			})
+		}},
+	{ID: "pods.imagePullFailing", Help: "the run's pods whose containers wait in ErrImagePull or ImagePullBackOff",
+		compute: func(in *Input) (float64, bool, string) {
+			return countPods(in, func(p *observe.PodRecord) bool { return p.Waiting == "ErrImagePull" || p.Waiting == "ImagePullBackOff" })
+		}},
+	{ID: "pods.cpuUsageOverRequest", Help: "the largest ratio of a pod's CPU usage (metrics.k8s.io) to its CPU request",
+		compute: func(in *Input) (float64, bool, string) {
+			if len(in.Facts.PodUsage) == 0 {
+				return 0, false, "no pod metrics (metrics-server reports a pod about a minute after it starts)"
+			}
+			best, who := 0.0, ""
+			for _, p := range livePods(in.Observation) {
+				u, ok := in.Facts.PodUsage[p.Name]
+				tpl, ok2 := in.Facts.Workloads[p.Workload]
+				if !ok || !ok2 {
+					continue
+				}
+				req := resources.RequestsForPods(&corev1.Pod{Spec: tpl.Spec})[corev1.ResourceCPU]
+				use := u[corev1.ResourceCPU]
+				if req.MilliValue() == 0 {
+					continue
+				}
+				if r := float64(use.MilliValue()) / float64(req.MilliValue()); r > best {
+					best, who = r, fmt.Sprintf("%s uses %s of %s requested", p.Name, use.String(), req.String())
+				}
+			}
+			return float64(int(best*100)) / 100, true, who
+		}},
+	{ID: "workload.replicaGrowth", Help: "desired replicas now minus replicas applied, summed over workloads (an HPA at work)",
+		compute: func(in *Input) (float64, bool, string) {
+			n := int32(0)
+			var parts []string
+			for _, w := range sortedKeys(in.Facts.Replicas) {
+				r := in.Facts.Replicas[w]
+				n += r.Desired - r.Applied
+				if r.Desired != r.Applied {
+					parts = append(parts, fmt.Sprintf("%s %d→%d", w, r.Applied, r.Desired))
+				}
+			}
+			return float64(n), true, strings.Join(parts, ", ")
+		}},
+	{ID: "selection.nodesDelta", Help: "nodes at the end minus the most nodes any baseline run had",
+		compute: func(in *Input) (float64, bool, string) {
+			if in.Baseline == nil || len(in.Baseline.Selections) == 0 {
+				return 0, false, "no baseline selection"
+			}
+			most := 0
+			for _, s := range in.Baseline.Selections {
+				most = max(most, s.Nodes)
+			}
+			return float64(in.Observed.Selection.Nodes - most), true, fmt.Sprintf("%d now, at most %d in the baseline; %s", in.Observed.Selection.Nodes, most, in.Observed.Selection.Key())
+		}},
+	{ID: "diff.regressions", Help: "deviations of the fingerprint from the baseline that verification fails",
+		compute: func(in *Input) (float64, bool, string) {
+			if in.Diff == nil {
+				return 0, false, "no diff"
+			}
+			var paths []string
+			for _, d := range in.Diff.Deviations {
+				if d.Severity == "regression" {
+					paths = append(paths, d.Path)
+				}
+			}
+			return float64(len(paths)), true, names(paths)
+		}},
+	{ID: "inputs.policyChanged", Help: "1 when the NodePool or node class as applied differs from the baseline run's",
+		compute: func(in *Input) (float64, bool, string) {
+			if in.Inputs == nil || in.BaselineInputs == nil {
+				return 0, false, "input fingerprints not recorded"
+			}
+			var what []string
+			if in.Inputs.Policy != in.BaselineInputs.Policy {
+				what = append(what, fmt.Sprintf("NodePool %s→%s", short(in.BaselineInputs.Policy), short(in.Inputs.Policy)))
+			}
+			if in.Inputs.NodeClass != in.BaselineInputs.NodeClass {
+				what = append(what, fmt.Sprintf("node class %s→%s", short(in.BaselineInputs.NodeClass), short(in.Inputs.NodeClass)))
+			}
+			return b2f(len(what) > 0), true, strings.Join(what, ", ")
+		}},
+	{ID: "inputs.workloadChanged", Help: "1 when a workload's pod template as applied differs from the baseline run's",
+		compute: func(in *Input) (float64, bool, string) {
+			if in.Inputs == nil || in.BaselineInputs == nil {
+				return 0, false, "input fingerprints not recorded"
+			}
+			var what []string
+			for _, w := range sortedKeys(in.Inputs.Workloads) {
+				if b := in.BaselineInputs.Workloads[w]; b != in.Inputs.Workloads[w] {
+					what = append(what, fmt.Sprintf("%s %s→%s", w, short(b), short(in.Inputs.Workloads[w])))
+				}
+			}
+			return b2f(len(what) > 0), true, strings.Join(what, ", ")
+		}},
+}
+
+func short(h string) string {
+	if len(h) > 8 {
+		return h[:8]
+	}
+	return h
+}

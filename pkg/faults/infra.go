@@ -1,0 +1,185 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+)
+
+// Infrastructure faults break what lies under Karpenter: the cloud's
+// capacity (the capacity decorator of the harness's Karpenter build, see
+// tools/karpenter/capacity), node start-up and registration, node health.
+
+// CapacityConfigMap is the ConfigMap, in Karpenter's namespace, whose rules
+// the capacity decorator applies.
+const (
+	CapacityConfigMap = "nodeprint-capacity"
+	KarpenterNS       = "karpenter"
+)
+
+func init() {
+	register(&Definition{
+		Name: "capacity-shortage", Layer: L1,
+		Summary: "The cloud refuses offerings (insufficient capacity) through the capacity decorator's ConfigMap. " +
+			"Where the NodePool allows another capacity type or zone, Karpenter falls back and the selection and cost shift; " +
+			"where it does not, pods stay Pending.",
+		Params: []Param{
+			{Name: "capacityType", Kind: String, Default: "spot", Help: "refused capacity type (* for any)"},
+			{Name: "zone", Kind: String, Default: "*", Help: "refused zone (* for any)"},
+			{Name: "instanceType", Kind: String, Default: "*", Help: "refused instance type (* for any)"},
+		},
+		new: func(v Values, t *Target) (Injector, error) {
+			def, _ := Lookup("capacity-shortage")
+			c := &capacity{base: base{def, v, t}}
+			c.stages = stages{b: &c.base}
+			return c, nil
+		},
+	})
+	register(&Definition{
+		Name: "node-not-ready", Layer: L1,
+		Summary: "The run's nodes turn NotReady some time after they became Ready (a KWOK node stage of the fault's own, like KWOK's node chaos stage).",
+		Params: []Param{
+			{Name: "after", Kind: Duration, Default: "10s", Help: "time a node stays Ready before it fails"},
+		},
+		new: func(v Values, t *Target) (Injector, error) {
+			def, _ := Lookup("node-not-ready")
+			n := &staged{base: base{def, v, t}, min: v.Duration("after") + 20*time.Second}
+			n.stages = stages{b: &n.base}
+			n.objs = func() []client.Object { return []client.Object{nodeNotReady(t.Run, v.Duration("after"))} }
+			return n, nil
+		},
+	})
+	register(&Definition{
+		Name: "registration-blocked", Layer: L1,
+		Summary: "A ValidatingAdmissionPolicy rejects the run's Node objects, so launched NodeClaims never register.",
+		new: func(v Values, t *Target) (Injector, error) {
+			def, _ := Lookup("registration-blocked")
+			r := &registration{base: base{def, v, t}}
+			r.stages = stages{b: &r.base}
+			return r, nil
+		},
+	})
+	register(&Definition{
+		Name: "slow-boot", Layer: L1,
+		Summary: "Instances take long to start: the run's KWOKNodeClass gets a large nodeRegistrationDelay.",
+		Params: []Param{
+			{Name: "delay", Kind: Duration, Default: "40s", Help: "time from launch to the Node's registration"},
+		},
+		new: func(v Values, t *Target) (Injector, error) {
+			def, _ := Lookup("slow-boot")
+			return &policy{base: base{def, v, t}, min: v.Duration("delay") + 15*time.Second, edit: func() {
+				t.NodeClass.Spec.NodeRegistrationDelay = metav1.Duration{Duration: v.Duration("delay")}
+			}}, nil
+		},
+	})
+}
+
+type staged struct {
+	base
+	stages
+	objs func() []client.Object
+	min  time.Duration
+}
+
+func (s *staged) Inject(ctx context.Context) error { return s.create(ctx, s.objs()...) }
+func (s *staged) MinObserve() time.Duration        { return s.min }
+
+type capacity struct {
+	base
+	stages
+}
+
+type refusal struct {
+	InstanceType string `json:"instanceType,omitempty"`
+	Zone         string `json:"zone,omitempty"`
+	CapacityType string `json:"capacityType,omitempty"`
+}
+
+func (c *capacity) Inject(ctx context.Context) error {
+	existing := &corev1.ConfigMap{}
+	err := c.t.Client.Get(ctx, client.ObjectKey{Namespace: KarpenterNS, Name: CapacityConfigMap}, existing)
+	switch {
+	case err == nil:
+		return fmt.Errorf("ConfigMap %s/%s already exists (another capacity fault is active, or a leftover: delete it with `kubectl -n %s delete configmap %s`)",
+			KarpenterNS, CapacityConfigMap, KarpenterNS, CapacityConfigMap)
+	case !apierrors.IsNotFound(err):
+		return fmt.Errorf("failed to read ConfigMap %s/%s: %w", KarpenterNS, CapacityConfigMap, err)
+	}
+	r := refusal{InstanceType: c.v["instanceType"], Zone: c.v["zone"], CapacityType: c.v["capacityType"]}
+	b, err := yaml.Marshal([]refusal{r})
+	if err != nil {
+		return err
+	}
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Namespace: KarpenterNS, Name: CapacityConfigMap},
+		Data:       map[string]string{"refuse": string(b)},
+	}
+	if err := c.create(ctx, cm); err != nil {
+		return err
+	}
+	// The decorator caches its rules for a second.
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-time.After(2 * time.Second):
+	}
+	return nil
+}
+
+func (c *capacity) MinObserve() time.Duration { return 20 * time.Second }
+
+type registration struct {
+	base
+	stages
+}
+
+func (r *registration) Inject(ctx context.Context) error {
+	name := "nodeprint-block-registration-" + r.t.Run
+	msg := fmt.Sprintf("nodeprint fault registration-blocked: Nodes of NodePool %s are rejected", r.t.Run)
+	fail := admissionv1.Fail
+	vap := &admissionv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec: admissionv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: &fail,
+			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionv1.RuleWithOperations{
+					Operations: []admissionv1.OperationType{admissionv1.Create},
+					Rule:       admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"nodes"}},
+				},
+			}}},
+			Validations: []admissionv1.Validation{{
+				Expression: fmt.Sprintf(`!has(object.metadata.labels) || !('karpenter.sh/nodepool' in object.metadata.labels) || object.metadata.labels['karpenter.sh/nodepool'] != '%s'`, r.t.Run),
+				Message:    msg,
+			}},
+		},
+	}
+	binding := &admissionv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       admissionv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: name, ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny}},
+	}
+	if err := r.create(ctx, vap, binding); err != nil {
+		return err
+	}
+	// The API server compiles and starts enforcing a policy asynchronously:
+	// wait until a dry-run Node of the run is rejected.
+	probe := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: r.t.Run + "-probe", Labels: map[string]string{"karpenter.sh/nodepool": r.t.Run}}}
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		err := r.t.Client.Create(ctx, probe.DeepCopy(), client.DryRunAll)
+		return err != nil && strings.Contains(err.Error(), "registration-blocked"), nil
+	})
+	if err != nil {
+		return fmt.Errorf("ValidatingAdmissionPolicy %s was not enforced within 30s (a dry-run Node of the run was still admitted): %w", name, err)
+	}
+	return nil
+}
+
+func (r *registration) MinObserve() time.Duration { return 30 * time.Second }

@@ -1,0 +1,268 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// Application faults change the workload as a bad revision would: its pod
+// template (usage annotations, requests, image, a fault label that a KWOK
+// stage of the fault's own acts on). They are L3 by construction: nothing
+// below the pod spec changes.
+
+func init() {
+	register(&Definition{
+		Name: "memory-leak", Layer: L3,
+		Summary: "The workload's memory grows from its usage at a fixed rate (KWOK usage CEL over pod.SinceSecond()); " +
+			"when it reaches the container's memory limit a KWOK stage of the fault's own marks the container OOMKilled " +
+			"and restarts it, again every time the leak refills. With an HPA on memory in the scenario, replicas and nodes grow.",
+		Params: []Param{
+			{Name: "workload", Kind: String, Help: "the leaking workload (default: the first)"},
+			{Name: "rate", Kind: Quantity, Default: "20Mi", Help: "memory added per second"},
+		},
+		new: func(v Values, t *Target) (Injector, error) { return newMemoryLeak(v, t) },
+	})
+	register(&Definition{
+		Name: "cpu-spike", Layer: L3,
+		Summary: "The workload's CPU usage jumps to a multiple of its requests for a period (KWOK usage CEL); " +
+			"with an HPA on CPU in the scenario, replicas and nodes grow.",
+		Params: []Param{
+			{Name: "workload", Kind: String, Help: "the spiking workload (default: the first)"},
+			{Name: "factor", Kind: Float, Default: "4", Help: "usage as a multiple of the CPU request"},
+			{Name: "after", Kind: Duration, Default: "0s", Help: "pod age when the spike starts"},
+			{Name: "for", Kind: Duration, Default: "10m", Help: "how long the spike lasts"},
+		},
+		new: func(v Values, t *Target) (Injector, error) { return newCPUSpike(v, t) },
+	})
+	register(&Definition{
+		Name: "oversized-requests", Layer: L3,
+		Summary: "A workload revision asks for more CPU (or memory) than the largest instance of the catalog has.",
+		Params: []Param{
+			{Name: "workload", Kind: String, Help: "the workload (default: the first)"},
+			{Name: "resource", Kind: String, Default: "cpu", Help: "cpu or memory"},
+			{Name: "factor", Kind: Float, Default: "2", Help: "request as a multiple of the largest instance's capacity"},
+		},
+		new: func(v Values, t *Target) (Injector, error) { return newOversized(v, t) },
+	})
+	register(&Definition{
+		Name: "crash-loop", Layer: L3,
+		Summary: "The workload's container exits with an error soon after it starts, again and again " +
+			"(a KWOK pod stage of the fault's own: lastState terminated Error, restartCount up, CrashLoopBackOff).",
+		Params: []Param{
+			{Name: "workload", Kind: String, Help: "the crashing workload (default: the first)"},
+			{Name: "interval", Kind: Duration, Default: "5s", Help: "time between crashes"},
+		},
+		new: func(v Values, t *Target) (Injector, error) { return newStagedWorkload(v, t, crashLoopStage) },
+	})
+	register(&Definition{
+		Name: "image-pull-failure", Layer: L3,
+		Summary: "A workload revision names an image that cannot be pulled: containers stay waiting in " +
+			"ErrImagePull/ImagePullBackOff (a KWOK pod stage of the fault's own).",
+		Params: []Param{
+			{Name: "workload", Kind: String, Help: "the workload (default: the first)"},
+			{Name: "image", Kind: String, Default: "registry.invalid/nodeprint/missing:v2", Help: "the unpullable image"},
+		},
+		new: func(v Values, t *Target) (Injector, error) { return newStagedWorkload(v, t, imagePullStage) },
+	})
+}
+
+// deployment finds the fault's workload.
+func deployment(v Values, t *Target) (*appsv1.Deployment, error) {
+	if len(t.Deployments) == 0 {
+		return nil, fmt.Errorf("the scenario has no workload")
+	}
+	name := v["workload"]
+	if name == "" {
+		return t.Deployments[0], nil
+	}
+	for _, d := range t.Deployments {
+		if d.Name == name {
+			return d, nil
+		}
+	}
+	return nil, fmt.Errorf("params.workload: the scenario has no workload %q", name)
+}
+
+// markPods labels the workload's pods with the fault, for the fault's stage.
+func (b *base) markPods(d *appsv1.Deployment) {
+	tpl := &d.Spec.Template
+	if tpl.Labels == nil {
+		tpl.Labels = map[string]string{}
+	}
+	tpl.Labels[Label] = b.def.Name
+	if tpl.Annotations == nil {
+		tpl.Annotations = map[string]string{}
+	}
+}
+
+type memoryLeak struct {
+	base
+	stages
+	d      *appsv1.Deployment
+	period time.Duration
+}
+
+func newMemoryLeak(v Values, t *Target) (Injector, error) {
+	def, _ := Lookup("memory-leak")
+	d, err := deployment(v, t)
+	if err != nil {
+		return nil, err
+	}
+	c := d.Spec.Template.Spec.Containers[0]
+	limit, ok := c.Resources.Limits[corev1.ResourceMemory]
+	if !ok {
+		return nil, fmt.Errorf("workload %s has no memory limit: an OOM kill needs one (set limits.memory in the scenario)", d.Name)
+	}
+	used := resource.MustParse("1Mi")
+	if s, ok := d.Spec.Template.Annotations["kwok.x-k8s.io/usage-memory"]; ok {
+		used = resource.MustParse(s)
+	}
+	rate, _ := v.Quantity("rate")
+	headroom := limit.Value() - used.Value()
+	if headroom <= 0 {
+		return nil, fmt.Errorf("workload %s already uses %s of its %s limit: there is nothing for a leak to fill", d.Name, used.String(), limit.String())
+	}
+	secs := int(math.Ceil(float64(headroom) / float64(rate.Value())))
+	if secs < 5 {
+		return nil, fmt.Errorf("params.rate: %s/s fills the %s of headroom in %ds; use a rate that takes at least 5s", rate.String(), resource.NewQuantity(headroom, resource.BinarySI), secs)
+	}
+	m := &memoryLeak{base: base{def, v, t}, d: d, period: time.Duration(secs) * time.Second}
+	m.stages = stages{b: &m.base}
+	return m, nil
+}
+
+func (m *memoryLeak) Inject(ctx context.Context) error {
+	m.markPods(m.d)
+	a := m.d.Spec.Template.Annotations
+	rate, _ := m.v.Quantity("rate")
+	a["nodeprint.dev/leak-memory-per-second"] = rate.String()
+	a["nodeprint.dev/leak-period-seconds"] = strconv.Itoa(int(m.period.Seconds()))
+	return m.create(ctx, oomStage(m.t.Run, m.d.Name, m.period))
+}
+
+// MinObserve covers two OOM kills.
+func (m *memoryLeak) MinObserve() time.Duration { return 2*m.period + 10*time.Second }
+
+type cpuSpike struct {
+	base
+	d *appsv1.Deployment
+}
+
+func newCPUSpike(v Values, t *Target) (Injector, error) {
+	def, _ := Lookup("cpu-spike")
+	d, err := deployment(v, t)
+	if err != nil {
+		return nil, err
+	}
+	if _, ok := d.Spec.Template.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU]; !ok {
+		return nil, fmt.Errorf("workload %s has no CPU request to multiply", d.Name)
+	}
+	return &cpuSpike{base: base{def, v, t}, d: d}, nil
+}
+
+func (c *cpuSpike) Inject(context.Context) error {
+	c.markPods(c.d)
+	req := c.d.Spec.Template.Spec.Containers[0].Resources.Requests[corev1.ResourceCPU]
+	spike := resource.NewMilliQuantity(int64(float64(req.MilliValue())*c.v.Float("factor")), resource.DecimalSI)
+	a := c.d.Spec.Template.Annotations
+	a["nodeprint.dev/spike-cpu"] = spike.String()
+	a["nodeprint.dev/spike-after-seconds"] = strconv.Itoa(int(c.v.Duration("after").Seconds()))
+	a["nodeprint.dev/spike-for-seconds"] = strconv.Itoa(int(c.v.Duration("for").Seconds()))
+	return nil
+}
+
+func (c *cpuSpike) Restore(context.Context) error { return nil }
+
+// MinObserve lets metrics-server take two samples of the spike (its
+// resolution is 15 s, and KWOK reports CPU as a counter).
+func (c *cpuSpike) MinObserve() time.Duration { return c.v.Duration("after") + 75*time.Second }
+
+type oversized struct {
+	base
+	d *appsv1.Deployment
+}
+
+func newOversized(v Values, t *Target) (Injector, error) {
+	def, _ := Lookup("oversized-requests")
+	d, err := deployment(v, t)
+	if err != nil {
+		return nil, err
+	}
+	if r := v["resource"]; r != "cpu" && r != "memory" {
+		return nil, fmt.Errorf("params.resource: want cpu or memory, got %q", r)
+	}
+	if t.Largest.CPU.IsZero() {
+		return nil, fmt.Errorf("the run's catalog has no instance sizes")
+	}
+	return &oversized{base: base{def, v, t}, d: d}, nil
+}
+
+func (o *oversized) Inject(context.Context) error {
+	o.markPods(o.d)
+	c := &o.d.Spec.Template.Spec.Containers[0]
+	f := o.v.Float("factor")
+	switch o.v["resource"] {
+	case "cpu":
+		q := resource.NewMilliQuantity(int64(float64(o.t.Largest.CPU.MilliValue())*f), resource.DecimalSI)
+		c.Resources.Requests[corev1.ResourceCPU] = *q
+		if l, ok := c.Resources.Limits[corev1.ResourceCPU]; ok && l.Cmp(*q) < 0 {
+			c.Resources.Limits[corev1.ResourceCPU] = *q
+		}
+	case "memory":
+		q := resource.NewQuantity(int64(float64(o.t.Largest.Memory.Value())*f), resource.BinarySI)
+		c.Resources.Requests[corev1.ResourceMemory] = *q
+		if l, ok := c.Resources.Limits[corev1.ResourceMemory]; ok && l.Cmp(*q) < 0 {
+			c.Resources.Limits[corev1.ResourceMemory] = *q
+		}
+	}
+	return nil
+}
+
+func (o *oversized) Restore(context.Context) error { return nil }
+func (o *oversized) MinObserve() time.Duration     { return 15 * time.Second }
+
+// stagedWorkload marks a workload's pods for a pod stage of the fault's own.
+type stagedWorkload struct {
+	base
+	stages
+	d     *appsv1.Deployment
+	stage func(run, workload string, v Values) client.Object
+}
+
+func newStagedWorkload(v Values, t *Target, stage func(run, workload string, v Values) client.Object) (Injector, error) {
+	d, err := deployment(v, t)
+	if err != nil {
+		return nil, err
+	}
+	name := "crash-loop"
+	if v["image"] != "" {
+		name = "image-pull-failure"
+	}
+	def, _ := Lookup(name)
+	s := &stagedWorkload{base: base{def, v, t}, d: d, stage: stage}
+	s.stages = stages{b: &s.base}
+	return s, nil
+}
+
+func (s *stagedWorkload) Inject(ctx context.Context) error {
+	s.markPods(s.d)
+	if img := s.v["image"]; img != "" {
+		s.d.Spec.Template.Spec.Containers[0].Image = img
+	}
+	return s.create(ctx, s.stage(s.t.Run, s.d.Name, s.v))
+}
+
+func (s *stagedWorkload) MinObserve() time.Duration {
+	if d := s.v.Duration("interval"); d > 0 {
+		return 3*d + 10*time.Second
+	}
+	return 20 * time.Second
+}

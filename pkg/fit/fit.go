@@ -1,0 +1,132 @@
+// Package fit answers, with Karpenter's own instance-type model (the KWOK
+// provider's catalog parser and Karpenter's requirement algebra), whether a
+// pod fits some instance of a catalog at all, and whether it fits one that a
+// NodePool allows. The difference is the line between an application that
+// asks for too much (L3) and a policy that excludes what exists (L2).
+package fit
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	kwokcloudprovider "sigs.k8s.io/karpenter/kwok/cloudprovider"
+	"sigs.k8s.io/karpenter/kwok/options"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	"sigs.k8s.io/karpenter/pkg/cloudprovider"
+	"sigs.k8s.io/karpenter/pkg/scheduling"
+	"sigs.k8s.io/karpenter/pkg/utils/resources"
+)
+
+// Catalog is a catalog's instance types as Karpenter sees them.
+type Catalog struct {
+	types []*cloudprovider.InstanceType
+}
+
+// Load parses a catalog file as the KWOK provider does.
+func Load(ctx context.Context, path string) (*Catalog, error) {
+	ctx = options.ToContext(ctx, &options.Options{InstanceTypesFilePath: path})
+	its, err := kwokcloudprovider.ConstructInstanceTypes(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read catalog %s: %w", path, err)
+	}
+	return &Catalog{types: its}, nil
+}
+
+// Largest is the largest CPU and memory capacity of any instance type.
+func (c *Catalog) Largest() (cpu, memory resource.Quantity) {
+	for _, it := range c.types {
+		if q := it.Capacity[corev1.ResourceCPU]; q.Cmp(cpu) > 0 {
+			cpu = q
+		}
+		if q := it.Capacity[corev1.ResourceMemory]; q.Cmp(memory) > 0 {
+			memory = q
+		}
+	}
+	return cpu, memory
+}
+
+// Result says how many instance types can hold one pod.
+type Result struct {
+	// Catalog counts the types whose allocatable resources hold the pod's
+	// requests and whose labels meet the pod's well-known requirements
+	// (architecture, OS, zone, capacity type, instance type).
+	Catalog int `json:"catalog"`
+	// NodePool counts those that the NodePool's requirements also allow.
+	NodePool int `json:"nodePool"`
+	// Largest names the largest type by CPU, for evidence.
+	Largest string `json:"largest,omitempty"`
+	// Example names a type that fits in the catalog (the smallest).
+	Example string `json:"example,omitempty"`
+}
+
+// Check counts the types that can hold one pod of the template.
+func (c *Catalog) Check(pod *corev1.PodTemplateSpec, np *karpv1.NodePool) Result {
+	p := &corev1.Pod{ObjectMeta: pod.ObjectMeta, Spec: pod.Spec}
+	podReqs := scheduling.NewPodRequirements(p)
+	wellKnown := scheduling.NewRequirements()
+	for key, r := range podReqs {
+		if karpv1.WellKnownLabels.Has(key) {
+			wellKnown.Add(r)
+		}
+	}
+	requests := resources.RequestsForPods(p)
+	var npReqs scheduling.Requirements
+	if np != nil {
+		npReqs = scheduling.NewNodeSelectorRequirementsWithMinValues(np.Spec.Template.Spec.Requirements...)
+		npReqs.Add(scheduling.NewLabelRequirements(np.Spec.Template.Labels).Values()...)
+	}
+	type fitting struct {
+		name string
+		cpu  int64
+	}
+	var fits []fitting
+	res := Result{}
+	var largestCPU int64
+	for _, it := range c.types {
+		cpu := it.Capacity[corev1.ResourceCPU]
+		if cpu.MilliValue() > largestCPU {
+			largestCPU, res.Largest = cpu.MilliValue(), it.Name
+		}
+		if !resources.Fits(requests, it.Allocatable()) {
+			continue
+		}
+		if it.Requirements.Compatible(wellKnown, scheduling.AllowUndefinedWellKnownLabels) != nil {
+			continue
+		}
+		if len(it.Offerings.Available().Compatible(wellKnown)) == 0 {
+			continue
+		}
+		res.Catalog++
+		fits = append(fits, fitting{it.Name, cpu.MilliValue()})
+		if npReqs == nil {
+			continue
+		}
+		if it.Requirements.Compatible(npReqs, scheduling.AllowUndefinedWellKnownLabels) != nil ||
+			len(it.Offerings.Available().Compatible(npReqs)) == 0 {
+			continue
+		}
+		if podReqs.Compatible(npReqs, scheduling.AllowUndefinedWellKnownLabels) != nil {
+			continue
+		}
+		res.NodePool++
+	}
+	sort.Slice(fits, func(i, j int) bool {
+		return fits[i].cpu < fits[j].cpu || fits[i].cpu == fits[j].cpu && fits[i].name < fits[j].name
+	})
+	if len(fits) > 0 {
+		res.Example = fits[0].name
+	}
+	return res
+}
+
+// Allocatable is each instance type's allocatable resources, by name.
+func (c *Catalog) Allocatable() map[string]corev1.ResourceList {
+	out := make(map[string]corev1.ResourceList, len(c.types))
+	for _, it := range c.types {
+		out[it.Name] = it.Allocatable()
+	}
+	return out
+}

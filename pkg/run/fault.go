@@ -1,0 +1,222 @@
+package run
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	kwokv1alpha1 "sigs.k8s.io/karpenter/kwok/apis/v1alpha1"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+
+	"github.com/nodeprint/nodeprint/pkg/attribute"
+	"github.com/nodeprint/nodeprint/pkg/diff"
+	"github.com/nodeprint/nodeprint/pkg/faults"
+	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	"github.com/nodeprint/nodeprint/pkg/fit"
+	"github.com/nodeprint/nodeprint/pkg/observe"
+	"github.com/nodeprint/nodeprint/pkg/scenario"
+)
+
+// FaultOption configures RunFault.
+type FaultOption func(*faultOpts)
+
+type faultOpts struct {
+	onInject func(faults.Injector)
+}
+
+// OnInject is called with the injector before it injects, so a caller can
+// register its Restore (Ginkgo's DeferCleanup). RunFault restores it too.
+func OnInject(f func(faults.Injector)) FaultOption { return func(o *faultOpts) { o.onInject = f } }
+
+// FaultResult is a fault scenario's baseline run, faulted run and verdict.
+type FaultResult struct {
+	Scenario *scenario.Scenario
+	Baseline *Result
+	Faulted  *Result
+	// BaselineFingerprint aggregates the baseline run.
+	BaselineFingerprint *fingerprint.Baseline
+	Diff                *diff.Diff
+	Verdict             *attribute.Verdict
+}
+
+// Correct reports whether the verdict matches the scenario's expectation.
+func (f *FaultResult) Correct() bool {
+	e := f.Scenario.Spec.Fault.Expect
+	if e == nil {
+		return false
+	}
+	return f.Verdict.Layer == e.Layer && (e.Rule == "" || f.Verdict.Rule == e.Rule)
+}
+
+// RunFault runs a fault scenario: once clean (its baseline), once with the
+// fault injected, and classifies the faulted run against the clean one.
+func (r *Runner) RunFault(ctx context.Context, s *scenario.Scenario, opts ...FaultOption) (*FaultResult, error) {
+	if s.Spec.Fault == nil {
+		return nil, fmt.Errorf("scenario %s has no fault block", s.Metadata.Name)
+	}
+	o := &faultOpts{onInject: func(faults.Injector) {}}
+	for _, f := range opts {
+		f(o)
+	}
+	clean := *s
+	clean.Spec.Fault = nil
+	r.progress(fmt.Sprintf("scenario %s: baseline run (no fault)", s.Metadata.Name))
+	base, err := r.run(ctx, &clean, nil)
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: baseline run: %w", s.Metadata.Name, err)
+	}
+	bl, err := fingerprint.NewBaseline(s.Metadata.Name, fingerprint.Environment{}, []*fingerprint.Fingerprint{base.Fingerprint})
+	if err != nil {
+		return nil, err
+	}
+	r.progress(fmt.Sprintf("scenario %s: faulted run (%s)", s.Metadata.Name, s.Spec.Fault.Name))
+	faulted, err := r.run(ctx, s, o.onInject)
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: faulted run: %w", s.Metadata.Name, err)
+	}
+	res := &FaultResult{Scenario: s, Baseline: base, Faulted: faulted, BaselineFingerprint: bl}
+	res.Diff, res.Verdict, err = Attribute(s, faulted, bl, base.Inputs)
+	if err != nil {
+		return nil, err
+	}
+	r.progress(fmt.Sprintf("scenario %s: %s", s.Metadata.Name, res.Verdict.Summary()))
+	return res, nil
+}
+
+// newInjector binds the scenario's fault to the run's objects.
+func (r *Runner) newInjector(s *scenario.Scenario, id string, objs *Objects, cat *fit.Catalog) (faults.Injector, error) {
+	cpu, mem := cat.Largest()
+	t := &faults.Target{
+		Client: r.client, Run: id, NodePool: objs.NodePool, NodeClass: objs.NodeClass,
+		Deployments: objs.Deployments, Scenario: s, Largest: faults.Shape{CPU: cpu, Memory: mem},
+	}
+	inj, err := faults.New(s.Spec.Fault, t)
+	if err != nil {
+		return nil, fmt.Errorf("%s: spec.fault: %w", s.Path, err)
+	}
+	return inj, nil
+}
+
+// inputsOf fingerprints what a run applies, with the run's id taken out.
+func inputsOf(objs *Objects) *attribute.Inputs {
+	id := objs.Namespace.Name
+	h := func(v any) string {
+		b, _ := json.Marshal(v)
+		sum := sha256.Sum256([]byte(strings.ReplaceAll(string(b), id, "RUN")))
+		return hex.EncodeToString(sum[:])
+	}
+	in := &attribute.Inputs{Policy: h(objs.NodePool.Spec), NodeClass: h(objs.NodeClass.Spec), Workloads: map[string]string{}}
+	for _, d := range objs.Deployments {
+		in.Workloads[d.Name] = h(d.Spec.Template)
+	}
+	return in
+}
+
+// facts reads what the classifier needs from the cluster at the end of a run.
+func (r *Runner) facts(ctx context.Context, objs *Objects, cat *fit.Catalog, ob *observe.Observation) attribute.Facts {
+	f := attribute.Facts{Workloads: map[string]*corev1.PodTemplateSpec{}, Replicas: map[string]attribute.Replicas{}, Fit: map[string]fit.Result{}}
+	if r.health != nil {
+		f.Health = r.health(ctx)
+	}
+	np := &karpv1.NodePool{}
+	if err := r.client.Get(ctx, client.ObjectKeyFromObject(objs.NodePool), np); err == nil {
+		f.NodePool = np
+		nc := &kwokv1alpha1.KWOKNodeClass{}
+		f.NodeClassExists = r.client.Get(ctx, client.ObjectKey{Name: np.Spec.Template.Spec.NodeClassRef.Name}, nc) == nil
+	} else {
+		f.NodePool = objs.NodePool
+	}
+	for _, d := range objs.Deployments {
+		tpl := d.Spec.Template.DeepCopy()
+		f.Workloads[d.Name] = tpl
+		f.Fit[d.Name] = cat.Check(tpl, f.NodePool)
+		applied := int32(0)
+		if d.Spec.Replicas != nil {
+			applied = *d.Spec.Replicas
+		}
+		cur := &appsv1.Deployment{}
+		desired := applied
+		if err := r.client.Get(ctx, client.ObjectKeyFromObject(d), cur); err == nil && cur.Spec.Replicas != nil {
+			desired = *cur.Spec.Replicas
+		}
+		f.Replicas[d.Name] = attribute.Replicas{Applied: applied, Desired: desired}
+	}
+	f.Allocatable = cat.Allocatable()
+	f.PodUsage = r.podUsage(ctx, objs.Namespace.Name)
+	return f
+}
+
+// podUsage reads the pods' usage from metrics.k8s.io; nil when unavailable.
+func (r *Runner) podUsage(ctx context.Context, ns string) map[string]corev1.ResourceList {
+	list := &unstructured.UnstructuredList{}
+	list.SetAPIVersion("metrics.k8s.io/v1beta1")
+	list.SetKind("PodMetricsList")
+	if err := r.client.List(ctx, list, client.InNamespace(ns)); err != nil {
+		return nil
+	}
+	out := map[string]corev1.ResourceList{}
+	for _, it := range list.Items {
+		containers, _, _ := unstructured.NestedSlice(it.Object, "containers")
+		sum := corev1.ResourceList{}
+		for _, c := range containers {
+			usage, _, _ := unstructured.NestedStringMap(c.(map[string]any), "usage")
+			for k, v := range usage {
+				q, err := resource.ParseQuantity(v)
+				if err != nil {
+					continue
+				}
+				cur := sum[corev1.ResourceName(k)]
+				cur.Add(q)
+				sum[corev1.ResourceName(k)] = cur
+			}
+		}
+		out[it.GetName()] = sum
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// Preflight checks, without a cluster, that the scenario's objects build
+// and its fault binds to them (a memory leak needs a memory limit, a named
+// workload must exist), so bad input fails before anything is applied.
+func Preflight(ctx context.Context, s *scenario.Scenario) error {
+	objs, err := Build(s, s.Metadata.Name+"-preflight")
+	if err != nil {
+		return err
+	}
+	if s.Spec.Fault == nil {
+		return nil
+	}
+	shapes, err := fit.Load(ctx, s.CatalogPath)
+	if err != nil {
+		return err
+	}
+	r := &Runner{}
+	_, err = r.newInjector(s, objs.Namespace.Name, objs, shapes)
+	return err
+}
+
+// Attribute classifies a finished run against a baseline (a recorded one
+// for a plain scenario; the clean run for a fault scenario).
+func Attribute(s *scenario.Scenario, res *Result, bl *fingerprint.Baseline, baselineInputs *attribute.Inputs) (*diff.Diff, *attribute.Verdict, error) {
+	d := diff.Compare(bl, res.Fingerprint, diff.RulesFor(s))
+	rs, err := attribute.Rules()
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := attribute.Classify(rs, &attribute.Input{
+		Scenario: s.Metadata.Name, Baseline: bl, Observed: res.Fingerprint, Observation: res.Observation,
+		Diff: d, Facts: res.Facts, Inputs: res.Inputs, BaselineInputs: baselineInputs,
+	})
+	return d, v, err
+}

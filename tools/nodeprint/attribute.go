@@ -1,0 +1,258 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nodeprint/nodeprint/pkg/attribute"
+	"github.com/nodeprint/nodeprint/pkg/diff"
+	"github.com/nodeprint/nodeprint/pkg/faults"
+	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	runpkg "github.com/nodeprint/nodeprint/pkg/run"
+	"github.com/nodeprint/nodeprint/pkg/scenario"
+)
+
+// wrongError marks runs whose verdict was not the expected one, or plain
+// runs that found a regression (exit 1).
+type wrongError struct{ n, of int }
+
+func (e wrongError) Error() string {
+	return fmt.Sprintf("%d of %d scenario(s) failed: a regression, or an attribution other than the expected one", e.n, e.of)
+}
+
+// runReport is one scenario's result, as `nodeprint run --json` prints it.
+type runReport struct {
+	Scenario string                `json:"scenario"`
+	File     string                `json:"file"`
+	Fault    string                `json:"fault,omitempty"`
+	Expected *scenario.Expectation `json:"expected,omitempty"`
+	// Passed: the expected attribution for a fault scenario; no regression
+	// (verdict none) for a plain one.
+	Passed   bool                     `json:"passed"`
+	Verdict  *attribute.Verdict       `json:"verdict"`
+	Baseline *fingerprint.Baseline    `json:"baseline"`
+	Observed *fingerprint.Fingerprint `json:"observed"`
+	Diff     *diff.Diff               `json:"diff"`
+	Runs     []string                 `json:"runs"`
+	Error    string                   `json:"error,omitempty"`
+}
+
+func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
+	f := &scenarioFlags{}
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "run PATH...",
+		Short: "Run scenario files (or directories of them) and attribute what happened to a layer",
+		Long: `PATH is a scenario file, a directory (its *.yaml files) or a scenario name under fixtures/scenarios/.
+A fault scenario runs twice, clean and with its fault, and the faulted run is classified
+against the clean one; it passes when the verdict names the expected layer (and rule).
+A plain scenario runs once against its committed baseline and passes when the verdict is none.
+Exit codes: 0 all passed, 1 a wrong attribution or a regression, 2 bad input, 3 environment failure.`,
+		Args: usageArgs(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			paths, err := expandPaths(args)
+			if err != nil {
+				return usageError{err}
+			}
+			var reports []runReport
+			failed := 0
+			err = withScenarios(cmd.Context(), f, paths, stderr, func(ctx context.Context, r *runpkg.Runner, _ fingerprint.Environment, s *scenario.Scenario) error {
+				rep, err := runOne(ctx, r, f, s)
+				if err != nil {
+					var ue usageError
+					if errors.As(err, &ue) {
+						return err
+					}
+					rep = runReport{Scenario: s.Metadata.Name, File: s.Path, Error: err.Error()}
+				}
+				if !rep.Passed {
+					failed++
+				}
+				reports = append(reports, rep)
+				if !asJSON {
+					printReport(stdout, &rep)
+				}
+				return err
+			})
+			if asJSON {
+				enc := json.NewEncoder(stdout)
+				enc.SetIndent("", "  ")
+				if jerr := enc.Encode(reports); jerr != nil {
+					return jerr
+				}
+			}
+			if err != nil {
+				return err
+			}
+			if failed > 0 {
+				return wrongError{failed, len(reports)}
+			}
+			return nil
+		},
+	}
+	addScenarioFlags(cmd, f)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results as JSON (one array) instead of text")
+	return cmd
+}
+
+func runOne(ctx context.Context, r *runpkg.Runner, f *scenarioFlags, s *scenario.Scenario) (runReport, error) {
+	rep := runReport{Scenario: s.Metadata.Name, File: s.Path}
+	if s.Spec.Fault != nil {
+		res, err := r.RunFault(ctx, s)
+		if err != nil {
+			return rep, err
+		}
+		rep.Fault, rep.Expected = s.Spec.Fault.Name, s.Spec.Fault.Expect
+		rep.Verdict, rep.Baseline, rep.Observed, rep.Diff = res.Verdict, res.BaselineFingerprint, res.Faulted.Fingerprint, res.Diff
+		rep.Runs = []string{res.Baseline.ID, res.Faulted.ID}
+		rep.Passed = res.Correct()
+		return rep, nil
+	}
+	bl, err := fingerprint.LoadBaseline(fingerprint.Path(f.fingerprints, s.Metadata.Name))
+	if err != nil {
+		return rep, usageError{fmt.Errorf("%s has no fault and no baseline to compare with (record one with `nodeprint record %s`): %w", s.Path, s.Path, err)}
+	}
+	res, err := r.Run(ctx, s)
+	if err != nil {
+		return rep, err
+	}
+	d, v, err := runpkg.Attribute(s, res, bl, nil)
+	if err != nil {
+		return rep, err
+	}
+	rep.Verdict, rep.Baseline, rep.Observed, rep.Diff, rep.Runs = v, bl, res.Fingerprint, d, []string{res.ID}
+	rep.Passed = v.Verdict == attribute.None
+	return rep, nil
+}
+
+func printReport(w io.Writer, rep *runReport) {
+	status := "PASS"
+	if !rep.Passed {
+		status = "FAIL"
+	}
+	if rep.Error != "" {
+		fmt.Fprintf(w, "%s %s (%s): error: %s\n", status, rep.Scenario, rep.File, rep.Error)
+		return
+	}
+	v := rep.Verdict
+	fmt.Fprintf(w, "%s %s: %s", status, rep.Scenario, v.Verdict)
+	if v.Rule != "" {
+		fmt.Fprintf(w, " by rule %s (%s)", v.Rule, v.Title.En)
+	}
+	if rep.Expected != nil {
+		exp := rep.Expected.Layer
+		if rep.Expected.Rule != "" {
+			exp += " by " + rep.Expected.Rule
+		}
+		fmt.Fprintf(w, "; fault %s, expected %s", rep.Fault, exp)
+	}
+	fmt.Fprintln(w)
+	if v.Reason != "" {
+		fmt.Fprintf(w, "    %s\n", v.Reason)
+	}
+	if len(v.Fired) > 0 {
+		for _, e := range v.Fired[0].Evidence {
+			fmt.Fprintf(w, "    evidence: %s\n", e)
+		}
+		if len(v.Fired) > 1 {
+			var others []string
+			for _, f := range v.Fired[1:] {
+				others = append(others, f.Rule)
+			}
+			fmt.Fprintf(w, "    also fired (later in the decision order): %s\n", strings.Join(others, ", "))
+		}
+		fmt.Fprintf(w, "    owner: %s\n", v.Owner.En)
+		if len(v.Checks) > 0 {
+			fmt.Fprintf(w, "    first check: %s\n", v.Checks[0].Command)
+		}
+	}
+}
+
+// expandPaths turns directories into their *.yaml files; names and files
+// pass through.
+func expandPaths(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil || !st.IsDir() {
+			out = append(out, a)
+			continue
+		}
+		entries, err := os.ReadDir(a)
+		if err != nil {
+			return nil, fmt.Errorf("failed to read %s: %w", a, err)
+		}
+		n := 0
+		for _, e := range entries {
+			if !e.IsDir() && (strings.HasSuffix(e.Name(), ".yaml") || strings.HasSuffix(e.Name(), ".yml")) {
+				out = append(out, filepath.Join(a, e.Name()))
+				n++
+			}
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("%s holds no *.yaml scenario files", a)
+		}
+	}
+	return out, nil
+}
+
+func newFaultsCmd(stdout io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "faults",
+		Short: "List the fault catalog: each fault's layer, mechanism and parameters",
+		Args:  usageArgs(cobra.NoArgs),
+		RunE: func(*cobra.Command, []string) error {
+			for _, d := range faults.Catalog() {
+				fmt.Fprintf(stdout, "%s (%s)\n    %s\n", d.Name, d.Layer, d.Summary)
+				for _, p := range d.Params {
+					def := p.Default
+					if def == "" {
+						def = "-"
+					}
+					fmt.Fprintf(stdout, "    param %-14s %-9s default %-8s %s\n", p.Name, p.Kind, def, p.Help)
+				}
+			}
+			return nil
+		},
+	}
+}
+
+func newRulesCmd(stdout io.Writer) *cobra.Command {
+	return &cobra.Command{
+		Use:   "rules",
+		Short: "List the attribution rules in decision order, and the signals they read",
+		Args:  usageArgs(cobra.NoArgs),
+		RunE: func(*cobra.Command, []string) error {
+			rs, err := attribute.Rules()
+			if err != nil {
+				return err
+			}
+			tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "RULE\tLAYER\tWHEN\tTITLE")
+			for _, r := range rs.Rules {
+				var when []string
+				for _, c := range r.When {
+					when = append(when, c.String())
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", r.ID, r.Layer, strings.Join(when, " and "), r.Title.En)
+			}
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			fmt.Fprintln(stdout, "\nSignals:")
+			for _, s := range attribute.Signals() {
+				fmt.Fprintf(stdout, "  %-34s %s\n", s.ID, s.Help)
+			}
+			return nil
+		},
+	}
+}
