@@ -14,7 +14,12 @@ import (
 	"strings"
 	"time"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kwokv1alpha1 "sigs.k8s.io/karpenter/kwok/apis/v1alpha1"
@@ -294,4 +299,49 @@ func (b *base) Definition() *Definition { return b.def }
 
 func (b *base) labels() map[string]string {
 	return map[string]string{Label: b.def.Name, "nodeprint.dev/run": b.t.Run}
+}
+
+// Leftovers lists what faults created that still exists: KWOK stages,
+// admission policies and bindings labelled with the fault label, and the
+// capacity ConfigMap. After every restore it must be empty.
+func Leftovers(ctx context.Context, c client.Client) ([]string, error) {
+	var out []string
+	has := client.HasLabels{Label}
+	lists := []struct {
+		kind string
+		list client.ObjectList
+	}{
+		{"ValidatingAdmissionPolicy", &admissionv1.ValidatingAdmissionPolicyList{}},
+		{"ValidatingAdmissionPolicyBinding", &admissionv1.ValidatingAdmissionPolicyBindingList{}},
+	}
+	stages := &unstructured.UnstructuredList{}
+	stages.SetAPIVersion("kwok.x-k8s.io/v1alpha1")
+	stages.SetKind("StageList")
+	lists = append(lists, struct {
+		kind string
+		list client.ObjectList
+	}{"Stage", stages})
+	for _, l := range lists {
+		if err := c.List(ctx, l.list, has); err != nil {
+			return nil, fmt.Errorf("failed to list %ss: %w", l.kind, err)
+		}
+		items, err := meta.ExtractList(l.list)
+		if err != nil {
+			return nil, err
+		}
+		for _, it := range items {
+			if o, ok := it.(client.Object); ok {
+				out = append(out, l.kind+"/"+o.GetName())
+			}
+		}
+	}
+	cm := &corev1.ConfigMap{}
+	err := c.Get(ctx, client.ObjectKey{Namespace: KarpenterNS, Name: CapacityConfigMap}, cm)
+	switch {
+	case err == nil:
+		out = append(out, "ConfigMap/"+KarpenterNS+"/"+CapacityConfigMap)
+	case !apierrors.IsNotFound(err):
+		return nil, fmt.Errorf("failed to read ConfigMap %s/%s: %w", KarpenterNS, CapacityConfigMap, err)
+	}
+	return out, nil
 }

@@ -73,10 +73,14 @@ func (c *Catalog) Check(pod *corev1.PodTemplateSpec, np *karpv1.NodePool) Result
 		}
 	}
 	requests := resources.RequestsForPods(p)
-	var npReqs scheduling.Requirements
+	// The NodePool's requirements select instance types; its template
+	// labels are put on every node it launches, so they satisfy the pods'
+	// node selectors but are not asked of the instance type.
+	var npReqs, nodeLabels scheduling.Requirements
 	if np != nil {
 		npReqs = scheduling.NewNodeSelectorRequirementsWithMinValues(np.Spec.Template.Spec.Requirements...)
-		npReqs.Add(scheduling.NewLabelRequirements(np.Spec.Template.Labels).Values()...)
+		nodeLabels = scheduling.NewNodeSelectorRequirementsWithMinValues(np.Spec.Template.Spec.Requirements...)
+		nodeLabels.Add(scheduling.NewLabelRequirements(np.Spec.Template.Labels).Values()...)
 	}
 	type fitting struct {
 		name string
@@ -108,7 +112,7 @@ func (c *Catalog) Check(pod *corev1.PodTemplateSpec, np *karpv1.NodePool) Result
 			len(it.Offerings.Available().Compatible(npReqs)) == 0 {
 			continue
 		}
-		if podReqs.Compatible(npReqs, scheduling.AllowUndefinedWellKnownLabels) != nil {
+		if nodeLabels.Compatible(podReqs, scheduling.AllowUndefinedWellKnownLabels) != nil {
 			continue
 		}
 		res.NodePool++

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -235,4 +236,41 @@ func (r *Runner) Record(ctx context.Context, env fingerprint.Environment, s *sce
 	}
 	env.Catalog = s.Spec.Catalog
 	return fingerprint.NewBaseline(s.Metadata.Name, env, fps)
+}
+
+// Leftovers lists the objects of any run that still exist: namespaces,
+// NodePools and node classes with the run label, and the nodes and
+// NodeClaims of run NodePools. After cleanup it must be empty.
+func Leftovers(ctx context.Context, c client.Client) ([]string, error) {
+	var out []string
+	has := client.HasLabels{observe.RunLabel}
+	nss := &corev1.NamespaceList{}
+	if err := c.List(ctx, nss, has); err != nil {
+		return nil, fmt.Errorf("failed to list namespaces: %w", err)
+	}
+	for _, n := range nss.Items {
+		out = append(out, "Namespace/"+n.Name)
+	}
+	nps := &karpv1.NodePoolList{}
+	if err := c.List(ctx, nps, has); err != nil {
+		return nil, fmt.Errorf("failed to list NodePools: %w", err)
+	}
+	for _, n := range nps.Items {
+		out = append(out, "NodePool/"+n.Name)
+	}
+	ncs := &karpv1.NodeClaimList{}
+	if err := c.List(ctx, ncs); err != nil {
+		return nil, fmt.Errorf("failed to list NodeClaims: %w", err)
+	}
+	for _, n := range ncs.Items {
+		out = append(out, "NodeClaim/"+n.Name)
+	}
+	nodes := &corev1.NodeList{}
+	if err := c.List(ctx, nodes, client.HasLabels{karpv1.NodePoolLabelKey}); err != nil {
+		return nil, fmt.Errorf("failed to list nodes: %w", err)
+	}
+	for _, n := range nodes.Items {
+		out = append(out, "Node/"+n.Name)
+	}
+	return out, nil
 }

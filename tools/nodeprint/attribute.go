@@ -256,3 +256,24 @@ func newRulesCmd(stdout io.Writer) *cobra.Command {
 		},
 	}
 }
+
+// recordAnomaly runs a fault scenario and writes its anomaly fingerprint,
+// refusing to record a wrong attribution.
+func recordAnomaly(ctx context.Context, stdout io.Writer, r *runpkg.Runner, f *scenarioFlags, s *scenario.Scenario) error {
+	res, err := r.RunFault(ctx, s)
+	if err != nil {
+		return err
+	}
+	rep := runReport{Scenario: s.Metadata.Name, File: s.Path, Fault: s.Spec.Fault.Name, Expected: s.Spec.Fault.Expect, Verdict: res.Verdict, Passed: res.Correct()}
+	printReport(stdout, &rep)
+	if !rep.Passed {
+		return fmt.Errorf("%s: not recorded: the verdict is not the expected one", s.Metadata.Name)
+	}
+	a := attribute.NewAnomaly(s.Metadata.Name, s.Spec.Fault.Name, s.Spec.Fault.Params, res.Baseline.Fingerprint, res.Faulted.Fingerprint, res.Diff, res.Verdict)
+	path := attribute.AnomalyPath(f.fingerprints, s.Metadata.Name)
+	if err := a.Save(path); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: anomaly written to %s\n", s.Metadata.Name, path)
+	return nil
+}

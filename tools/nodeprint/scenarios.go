@@ -42,11 +42,20 @@ func newRecordCmd(stdout, stderr io.Writer) *cobra.Command {
 	f := &scenarioFlags{}
 	cmd := &cobra.Command{
 		Use:   "record SCENARIO...",
-		Short: "Record baselines: run each scenario N times and write fingerprints/<scenario>.yaml",
-		Long:  "SCENARIO is a name under fixtures/scenarios/ or a path to a scenario file.",
+		Short: "Record baselines (fingerprints/<scenario>.yaml) and fault anomalies (fingerprints/faults/<scenario>.yaml)",
+		Long: `SCENARIO is a name under fixtures/scenarios/, a scenario file or a directory of them.
+A plain scenario runs N times and its baseline is written; a fault scenario runs clean and
+faulted once, and its anomaly fingerprint is written only when the verdict is the expected one.`,
 		Args:  usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return withScenarios(cmd.Context(), f, args, stderr, func(ctx context.Context, r *runpkg.Runner, env fingerprint.Environment, s *scenario.Scenario) error {
+			paths, err := expandPaths(args)
+			if err != nil {
+				return usageError{err}
+			}
+			return withScenarios(cmd.Context(), f, paths, stderr, func(ctx context.Context, r *runpkg.Runner, env fingerprint.Environment, s *scenario.Scenario) error {
+				if s.Spec.Fault != nil {
+					return recordAnomaly(ctx, stdout, r, f, s)
+				}
 				runs := s.Spec.Baseline.Runs
 				if f.runs > 0 {
 					runs = f.runs

@@ -171,7 +171,11 @@ karpenter_tags() {
 
 build_karpenter() {
 	local v=$KARPENTER_VERSION out="$bin/karpenter/$KARPENTER_VERSION"
-	local want="karpenter $KARPENTER_VERSION"
+	# The project's own sources are part of the stamp: a change to the
+	# capacity decorator must rebuild the binary.
+	local src
+	src=$(cd "$root/tools/karpenter" && find . -name '*.go' -o -name 'go.mod' -o -name 'go.sum' | LC_ALL=C sort | xargs cat | sha256sum | cut -c1-16)
+	local want="karpenter $KARPENTER_VERSION sources $src"
 	stamp_ok "$stamps/karpenter-$v" "$want" "$out/karpenter-kwok" "$out/crds" "$out/instance_types.json" && { log "karpenter $v: up to date"; return; }
 	tc=$(gotoolchain sigs.k8s.io/karpenter "$v")
 	local dir

@@ -32,8 +32,9 @@ func (f SourceFunc) Rules(ctx context.Context) (Rules, error) { return f(ctx) }
 type offeringKey struct{ instanceType, zone, capacityType string }
 
 // Decorator wraps a cloud provider. Create refuses a NodeClaim with an
-// insufficient-capacity error when every offering it could launch is refused,
-// and otherwise launches one of the offerings that is not. Like a real
+// insufficient-capacity error when it reaches refused offerings not yet
+// known to be unavailable, or when every offering it could launch is
+// refused; otherwise it launches one of the offerings that is not. Like a real
 // provider, it then remembers the refused offerings for the rules' TTL and
 // reports them unavailable from GetInstanceTypes: that memory is what lets
 // Karpenter fall back to another zone or capacity type.
@@ -82,7 +83,8 @@ func (d *Decorator) Create(ctx context.Context, nodeClaim *v1.NodeClaim) (*v1.No
 		price float64
 	}
 	var allowed []candidate
-	var refused []string
+	var refused, fresh []string
+	known := d.snapshotUnavailable()
 	itReq := reqs.Get(corev1.LabelInstanceTypeStable)
 	for _, it := range its {
 		if !itReq.Has(it.Name) {
@@ -92,6 +94,9 @@ func (d *Decorator) Create(ctx context.Context, nodeClaim *v1.NodeClaim) (*v1.No
 			k := offeringKey{it.Name, of.Requirements.Get(corev1.LabelTopologyZone).Any(), of.Requirements.Get(v1.CapacityTypeLabelKey).Any()}
 			if _, ok := rules.Refuses(k.instanceType, k.zone, k.capacityType); ok {
 				refused = append(refused, k.instanceType+"/"+k.zone+"/"+k.capacityType)
+				if _, seen := known[k]; !seen {
+					fresh = append(fresh, k.instanceType+"/"+k.zone+"/"+k.capacityType)
+				}
 				d.markUnavailable(k, rules.UnavailableTTL)
 				continue
 			}
@@ -101,10 +106,20 @@ func (d *Decorator) Create(ctx context.Context, nodeClaim *v1.NodeClaim) (*v1.No
 	if len(refused) == 0 {
 		return d.CloudProvider.Create(ctx, nodeClaim)
 	}
-	if len(allowed) == 0 {
+	// A real cloud learns of a shortage by failing a launch: the first
+	// attempt that reaches refused offerings fails with insufficient
+	// capacity even where other offerings remain, as an EC2 fleet request
+	// for spot does; the refused offerings are then reported unavailable
+	// and Karpenter's retry falls back. Offerings already known to be
+	// unavailable are not tried again.
+	if len(fresh) > 0 || len(allowed) == 0 {
 		sort.Strings(refused)
-		return nil, cloudprovider.NewInsufficientCapacityError(fmt.Errorf("every offering the nodeclaim allows was refused by %s (%d refused: %s)",
-			ConfigMapName, len(refused), abbreviate(refused, 5)))
+		what := "every offering the nodeclaim allows was refused"
+		if len(allowed) > 0 {
+			what = "the nodeclaim's preferred offerings were refused"
+		}
+		return nil, cloudprovider.NewInsufficientCapacityError(fmt.Errorf("%s by %s (%d refused: %s)",
+			what, ConfigMapName, len(refused), abbreviate(refused, 5)))
 	}
 	// The cloud launched from what is left: pin the NodeClaim to the cheapest
 	// remaining offering, as the KWOK provider itself picks the cheapest.

@@ -117,11 +117,20 @@ func TestLaunchesFromWhatIsNotRefused(t *testing.T) {
 	inner, src, _, d := newFixture(t)
 	// Every spot offering of every type, in every zone, is refused.
 	src.rules = Rules{UnavailableTTL: time.Minute, Refuse: []Offering{{InstanceType: Any, CapacityType: "spot"}}}
-	_, err := d.Create(context.Background(), nodeClaim(map[string][]string{
+	claim := nodeClaim(map[string][]string{
 		corev1.LabelInstanceTypeStable: {"small"}, v1.CapacityTypeLabelKey: {"spot", "on-demand"},
-	}))
+	})
+	// The first attempt hits the shortage, as a real launch would.
+	if _, err := d.Create(context.Background(), claim); !cloudprovider.IsInsufficientCapacityError(err) {
+		t.Fatalf("first launch reaching refused spot offerings: want an insufficient-capacity error, got %v", err)
+	}
+	if len(inner.CreateCalls) != 0 {
+		t.Fatalf("a refused launch must not reach the inner provider, got %d calls", len(inner.CreateCalls))
+	}
+	// The retry knows spot is unavailable and launches on-demand.
+	_, err := d.Create(context.Background(), claim)
 	if err != nil {
-		t.Fatalf("on-demand is still allowed, want a launch, got %v", err)
+		t.Fatalf("on-demand is still allowed, want a launch on retry, got %v", err)
 	}
 	if len(inner.CreateCalls) != 1 {
 		t.Fatalf("want one create call, got %d", len(inner.CreateCalls))

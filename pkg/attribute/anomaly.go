@@ -1,0 +1,108 @@
+package attribute
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+
+	kjson "sigs.k8s.io/json"
+	"sigs.k8s.io/yaml"
+
+	"github.com/nodeprint/nodeprint/pkg/diff"
+	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+)
+
+// AnomalySchemaVersion is the version of fingerprints/faults/<scenario>.yaml.
+const AnomalySchemaVersion = 1
+
+// Anomaly is the recorded "resource fingerprint" of one failure pattern:
+// what a fault scenario's run looked like against its clean run, and how it
+// was attributed. The runbooks quote it.
+type Anomaly struct {
+	SchemaVersion int               `json:"schemaVersion"`
+	Scenario      string            `json:"scenario"`
+	Fault         string            `json:"fault"`
+	Layer         string            `json:"layer"`
+	Params        map[string]string `json:"params,omitempty"`
+	Verdict       string            `json:"verdict"`
+	Rule          string            `json:"rule"`
+	// Baseline and Faulted are the clean and the faulted run's fingerprints.
+	Baseline *fingerprint.Fingerprint `json:"baseline"`
+	Faulted  *fingerprint.Fingerprint `json:"faulted"`
+	// Deviations are the faulted run's differences from the clean one.
+	Deviations []diff.Deviation `json:"deviations"`
+	// Evidence are the deciding rule's signals; Signals every other
+	// available signal that was not zero.
+	Evidence []Value `json:"evidence"`
+	Signals  []Value `json:"signals"`
+}
+
+// NewAnomaly records a fault run's pattern.
+func NewAnomaly(scenario, fault string, params map[string]string, base, faulted *fingerprint.Fingerprint, d *diff.Diff, v *Verdict) *Anomaly {
+	a := &Anomaly{SchemaVersion: AnomalySchemaVersion, Scenario: scenario, Fault: fault, Layer: v.Layer, Params: params,
+		Verdict: v.Verdict, Rule: v.Rule, Baseline: base, Faulted: faulted, Deviations: []diff.Deviation{}, Evidence: []Value{}, Signals: []Value{}}
+	if d != nil {
+		a.Deviations = append(a.Deviations, d.Deviations...)
+	}
+	decided := map[string]bool{}
+	if len(v.Fired) > 0 {
+		a.Evidence = append(a.Evidence, v.Fired[0].Evidence...)
+		for _, e := range v.Fired[0].Evidence {
+			decided[e.ID] = true
+		}
+	}
+	for _, s := range v.Signals {
+		if s.Available && s.Value != 0 && !decided[s.ID] {
+			a.Signals = append(a.Signals, s)
+		}
+	}
+	sort.Slice(a.Signals, func(i, j int) bool { return a.Signals[i].ID < a.Signals[j].ID })
+	return a
+}
+
+// AnomalyPath is where a fault scenario's anomaly is recorded.
+func AnomalyPath(fingerprintsDir, scenario string) string {
+	return filepath.Join(fingerprintsDir, "faults", scenario+".yaml")
+}
+
+// Save writes the anomaly.
+func (a *Anomaly) Save(path string) error {
+	b, err := yaml.Marshal(a)
+	if err != nil {
+		return fmt.Errorf("failed to encode anomaly %s: %w", a.Scenario, err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("failed to write %s: %w", path, err)
+	}
+	head := []byte("# Recorded by `nodeprint record` (or the faults suite with -update-fingerprints):\n# the anomaly fingerprint of fault scenario " + a.Scenario + ". Review it like code.\n")
+	return os.WriteFile(path, append(head, b...), 0o644)
+}
+
+// LoadAnomaly reads an anomaly strictly.
+func LoadAnomaly(path string) (*Anomaly, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read anomaly fingerprint: %w", err)
+	}
+	j, err := yaml.YAMLToJSON(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: not valid YAML: %w", path, err)
+	}
+	a := &Anomaly{}
+	strict, err := kjson.UnmarshalStrict(j, a)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(strict) > 0 {
+		return nil, fmt.Errorf("%s: %v (re-record with `nodeprint record`)", path, strict[0])
+	}
+	if a.SchemaVersion != AnomalySchemaVersion {
+		return nil, fmt.Errorf("%s: schemaVersion %d, want %d (re-record it)", path, a.SchemaVersion, AnomalySchemaVersion)
+	}
+	if !bytes.Contains(b, []byte("scenario:")) || a.Scenario == "" {
+		return nil, fmt.Errorf("%s: no scenario name", path)
+	}
+	return a, nil
+}

@@ -1,0 +1,240 @@
+package attribute
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+
+	"github.com/nodeprint/nodeprint/pkg/diff"
+	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	"github.com/nodeprint/nodeprint/pkg/fit"
+	"github.com/nodeprint/nodeprint/pkg/observe"
+)
+
+var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+// healthy is a settled run: two Ready nodes, four Running pods.
+func healthy() *Input {
+	ob := &observe.Observation{Start: t0, End: t0.Add(time.Minute), Pods: map[string]*observe.PodRecord{},
+		NodeClaims: map[string]*observe.NodeClaimRecord{}, Nodes: map[string]*observe.NodeRecord{}}
+	for _, n := range []string{"n1", "n2"} {
+		ob.Nodes[n] = &observe.NodeRecord{Name: n, Created: t0, Ready: t0.Add(time.Second), InstanceType: "c-4x", Labels: map[string]string{"kubernetes.io/arch": "amd64"}}
+		ob.NodeClaims["c-"+n] = &observe.NodeClaimRecord{Name: "c-" + n, Created: t0, Launched: t0, Registered: t0.Add(time.Second), Initialized: t0.Add(time.Second), Node: n}
+	}
+	for i, p := range []string{"p1", "p2", "p3", "p4"} {
+		node := "n1"
+		if i%2 == 1 {
+			node = "n2"
+		}
+		ob.Pods[p] = &observe.PodRecord{Name: p, Workload: "web", Created: t0, Scheduled: t0.Add(time.Second), Ready: t0.Add(2 * time.Second), Node: node, Phase: "Running"}
+	}
+	np := &karpv1.NodePool{}
+	np.Spec.Template.Spec.NodeClassRef = &karpv1.NodeClassReference{Kind: "KWOKNodeClass", Name: "run"}
+	np.Spec.Template.Spec.Requirements = []karpv1.NodeSelectorRequirementWithMinValues{{Key: "kubernetes.io/arch", Operator: corev1.NodeSelectorOpIn, Values: []string{"amd64"}}}
+	tpl := &corev1.PodTemplateSpec{Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Resources: corev1.ResourceRequirements{
+		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}}}}}}
+	fp := &fingerprint.Fingerprint{Selection: fingerprint.Selection{Nodes: 2, InstanceTypes: map[string]int{"c-4x/on-demand": 2}},
+		Timing: fingerprint.Timing{NodeClaimReady: fingerprint.Percentiles{Count: 2, P50: 1, Max: 1}}, Outcomes: fingerprint.Outcomes{Running: 4}}
+	bl, _ := fingerprint.NewBaseline("s", fingerprint.Environment{}, []*fingerprint.Fingerprint{fp})
+	return &Input{
+		Scenario: "s", Baseline: bl, Observed: fp, Observation: ob, Diff: &diff.Diff{},
+		Facts: Facts{
+			NodePool: np, NodeClassExists: true,
+			Workloads:   map[string]*corev1.PodTemplateSpec{"web": tpl},
+			Replicas:    map[string]Replicas{"web": {Applied: 4, Desired: 4}},
+			Fit:         map[string]fit.Result{"web": {Catalog: 10, NodePool: 5}},
+			Allocatable: map[string]corev1.ResourceList{"c-4x": {corev1.ResourceCPU: resource.MustParse("3900m"), corev1.ResourceMemory: resource.MustParse("15Gi"), corev1.ResourcePods: resource.MustParse("110")}},
+		},
+	}
+}
+
+func classify(t *testing.T, in *Input) *Verdict {
+	t.Helper()
+	rs, err := Rules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := Classify(rs, in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func pending(in *Input) {
+	for _, p := range in.Observation.Pods {
+		p.Scheduled, p.Ready, p.Node, p.Phase = time.Time{}, time.Time{}, "", "Pending"
+	}
+	in.Observation.Nodes, in.Observation.NodeClaims = map[string]*observe.NodeRecord{}, map[string]*observe.NodeClaimRecord{}
+	in.Observed.Outcomes = fingerprint.Outcomes{Pending: 4}
+	in.Observed.Selection = fingerprint.Selection{}
+	in.Observed.Timing = fingerprint.Timing{}
+}
+
+func TestEveryRuleDecidesItsOwnPattern(t *testing.T) {
+	cases := []struct {
+		rule   string
+		break_ func(in *Input)
+	}{
+		{"L1-apiserver-degraded", func(in *Input) { n := 40.0; in.Facts.KarpenterErrors = &n }},
+		{"L1-insufficient-capacity", func(in *Input) {
+			pending(in)
+			in.Observation.Events = append(in.Observation.Events, observe.EventRecord{Reason: "InsufficientCapacityError", Kind: "NodeClaim", Count: 3})
+		}},
+		{"L1-registration-failed", func(in *Input) {
+			pending(in)
+			in.Observation.NodeClaims["c"] = &observe.NodeClaimRecord{Name: "c", Created: t0, Launched: t0.Add(time.Second)}
+		}},
+		{"L1-node-not-ready", func(in *Input) { in.Observation.Nodes["n1"].NotReady = true }},
+		{"L1-slow-boot", func(in *Input) {
+			in.Observed.Timing.NodeClaimReady = fingerprint.Percentiles{Count: 2, P50: 41, Max: 42}
+		}},
+		{"L2-nodeclass-missing", func(in *Input) {
+			pending(in)
+			in.Facts.NodeClassExists = false
+			// The KWOK provider reports a missing node class as insufficient capacity.
+			in.Observation.Events = append(in.Observation.Events, observe.EventRecord{Reason: "InsufficientCapacityError", Kind: "NodeClaim", Count: 1})
+		}},
+		{"L2-nodepool-excludes-fitting-instances", func(in *Input) {
+			pending(in)
+			in.Facts.Fit["web"] = fit.Result{Catalog: 10, NodePool: 0}
+		}},
+		{"L2-nodepool-limits", func(in *Input) {
+			pending(in)
+			in.Facts.NodePool.Spec.Limits = karpv1.Limits{corev1.ResourceCPU: resource.MustParse("4")}
+			in.Facts.NodePool.Status.Resources = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4")}
+		}},
+		{"L2-disruption-churn", func(in *Input) {
+			for _, n := range []string{"x", "y"} {
+				in.Observation.NodeClaims[n] = &observe.NodeClaimRecord{Name: n, Created: t0, Launched: t0, Registered: t0, Deleted: t0.Add(20 * time.Second)}
+			}
+		}},
+		{"L2-policy-violation", func(in *Input) { in.Observation.Nodes["n2"].Labels = map[string]string{"kubernetes.io/arch": "arm64"} }},
+		{"L2-no-provisioning", func(in *Input) { pending(in) }},
+		{"L3-oom-killed", func(in *Input) {
+			in.Observation.Pods["p1"].LastTermination, in.Observation.Pods["p1"].Restarts = "OOMKilled", 2
+		}},
+		{"L3-crash-loop", func(in *Input) {
+			in.Observation.Pods["p2"].Waiting, in.Observation.Pods["p2"].LastTermination, in.Observation.Pods["p2"].Restarts = "CrashLoopBackOff", "Error", 3
+		}},
+		{"L3-image-pull", func(in *Input) { in.Observation.Pods["p3"].Waiting = "ImagePullBackOff" }},
+		{"L3-requests-exceed-catalog", func(in *Input) {
+			pending(in)
+			in.Facts.Fit["web"] = fit.Result{Catalog: 0, NodePool: 0, Largest: "c-256x"}
+		}},
+		{"L3-cpu-saturation", func(in *Input) {
+			in.Facts.PodUsage = map[string]corev1.ResourceList{"p1": {corev1.ResourceCPU: resource.MustParse("4")}}
+		}},
+	}
+	rs, _ := Rules()
+	covered := map[string]bool{}
+	for _, tc := range cases {
+		t.Run(tc.rule, func(t *testing.T) {
+			in := healthy()
+			tc.break_(in)
+			v := classify(t, in)
+			if v.Rule != tc.rule {
+				t.Fatalf("want rule %s, got %s", tc.rule, v.Summary())
+			}
+			if want := LayerVerdict(tc.rule[:2]); v.Verdict != want || v.Layer != tc.rule[:2] {
+				t.Errorf("want verdict %s, got %s (layer %s)", want, v.Verdict, v.Layer)
+			}
+			if len(v.Fired) == 0 || len(v.Fired[0].Evidence) == 0 {
+				t.Errorf("a verdict must carry the evidence that decided it: %+v", v.Fired)
+			}
+			covered[tc.rule] = true
+		})
+	}
+	for _, r := range rs.Rules {
+		if !covered[r.ID] {
+			t.Errorf("rule %s has no case here", r.ID)
+		}
+	}
+}
+
+func TestHealthyRunIsNone(t *testing.T) {
+	if v := classify(t, healthy()); v.Verdict != None || len(v.Fired) != 0 {
+		t.Fatalf("want none, got %s", v.Summary())
+	}
+}
+
+func TestDecisionOrderPutsInfrastructureFirst(t *testing.T) {
+	in := healthy()
+	in.Observation.Nodes["n1"].NotReady = true
+	in.Observation.Pods["p1"].LastTermination, in.Observation.Pods["p1"].Restarts = "OOMKilled", 1
+	v := classify(t, in)
+	if v.Rule != "L1-node-not-ready" {
+		t.Fatalf("want L1-node-not-ready before L3-oom-killed, got %s", v.Summary())
+	}
+	if len(v.Fired) != 2 || v.Fired[1].Rule != "L3-oom-killed" {
+		t.Errorf("the later rule must still be listed: %+v", v.Fired)
+	}
+}
+
+// The trap: a leak drives an HPA, Karpenter adds nodes, and the fingerprint
+// regresses on nodes and cost. The verdict must stay L3, and its signals
+// must show that the selection fits the requests and the nodes are Ready.
+func TestMemoryLeakWithHPAIsTheApplication(t *testing.T) {
+	in := healthy()
+	for _, p := range in.Observation.Pods {
+		p.LastTermination, p.Restarts = "OOMKilled", 2
+	}
+	in.Facts.Replicas["web"] = Replicas{Applied: 4, Desired: 12}
+	in.Observed.Selection.Nodes = 5
+	in.Diff = &diff.Diff{Deviations: []diff.Deviation{{Path: "selection.nodes", Severity: diff.Regression}, {Path: "selection.hourlyCost", Severity: diff.Regression}}}
+	v := classify(t, in)
+	if v.Rule != "L3-oom-killed" || v.Verdict != L3Application {
+		t.Fatalf("want L3 by L3-oom-killed, got %s", v.Summary())
+	}
+	for id, want := range map[string]float64{"selection.nodesOverRequested": 0, "selection.policyViolations": 0, "nodes.notReady": 0, "nodes.ready": 2, "workload.replicaGrowth": 8, "pods.oomKilled": 4, "selection.nodesDelta": 3} {
+		s, ok := v.Signal(id)
+		if !ok || !s.Available || s.Value != want {
+			t.Errorf("signal %s = %+v, want %g", id, s, want)
+		}
+	}
+}
+
+func TestBrokenHarnessIsInconclusive(t *testing.T) {
+	in := healthy()
+	in.Observation.Pods["p1"].LastTermination = "OOMKilled"
+	in.Facts.Health = "karpenter (process exited)"
+	v := classify(t, in)
+	if v.Verdict != Inconclusive || !strings.Contains(v.Reason, "karpenter") {
+		t.Fatalf("want inconclusive naming the failed component, got %s", v.Summary())
+	}
+}
+
+func TestUnexplainedRegressionIsInconclusive(t *testing.T) {
+	in := healthy()
+	in.Diff = &diff.Diff{Deviations: []diff.Deviation{{Path: "selection.instanceTypes", Severity: diff.Regression}}}
+	v := classify(t, in)
+	if v.Verdict != Inconclusive || !strings.Contains(v.Reason, "selection.instanceTypes") {
+		t.Fatalf("want inconclusive, got %s", v.Summary())
+	}
+}
+
+func TestParseRulesRejectsBadRules(t *testing.T) {
+	for name, doc := range map[string]string{
+		"unknown signal": `owners: {L1: {en: a, zh: b}, L2: {en: a, zh: b}, L3: {en: a, zh: b}}
+rules:
+- {id: L1-x, layer: L1, title: {en: a, zh: b}, symptom: {en: a, zh: b}, rulesOut: {en: a, zh: b}, when: [{signal: nope, op: ">=", value: 1}], checks: [{command: kubectl get pods, why: {en: a, zh: b}}]}`,
+		"out of order": `owners: {L1: {en: a, zh: b}, L2: {en: a, zh: b}, L3: {en: a, zh: b}}
+rules:
+- {id: L3-x, layer: L3, title: {en: a, zh: b}, symptom: {en: a, zh: b}, rulesOut: {en: a, zh: b}, when: [{signal: pods.pending, op: ">=", value: 1}], checks: [{command: kubectl get pods, why: {en: a, zh: b}}]}
+- {id: L1-x, layer: L1, title: {en: a, zh: b}, symptom: {en: a, zh: b}, rulesOut: {en: a, zh: b}, when: [{signal: pods.pending, op: ">=", value: 1}], checks: [{command: kubectl get pods, why: {en: a, zh: b}}]}`,
+		"missing chinese": `owners: {L1: {en: a, zh: b}, L2: {en: a, zh: b}, L3: {en: a, zh: b}}
+rules:
+- {id: L1-x, layer: L1, title: {en: a}, symptom: {en: a, zh: b}, rulesOut: {en: a, zh: b}, when: [{signal: pods.pending, op: ">=", value: 1}], checks: [{command: kubectl get pods, why: {en: a, zh: b}}]}`,
+		"unknown field": `owners: {L1: {en: a, zh: b}, L2: {en: a, zh: b}, L3: {en: a, zh: b}}
+rules:
+- {id: L1-x, layr: L1}`,
+	} {
+		if _, err := ParseRules([]byte(doc)); err == nil {
+			t.Errorf("%s: want an error", name)
+		}
+	}
+}

@@ -1,0 +1,80 @@
+package fit
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+)
+
+func load(t *testing.T) *Catalog {
+	t.Helper()
+	c, err := Load(context.Background(), filepath.Join("..", "..", "fixtures", "catalogs", "aws-small.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func pod(cpu, mem string, selector map[string]string) *corev1.PodTemplateSpec {
+	return &corev1.PodTemplateSpec{Spec: corev1.PodSpec{NodeSelector: selector, Containers: []corev1.Container{{
+		Name: "c", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(mem)}},
+	}}}}
+}
+
+// nodePool labels its nodes with a run label, as every run's NodePool does.
+func nodePool(reqs ...karpv1.NodeSelectorRequirementWithMinValues) *karpv1.NodePool {
+	np := &karpv1.NodePool{}
+	np.Spec.Template.Spec.Requirements = reqs
+	np.Spec.Template.Labels = map[string]string{"nodeprint.dev/run": "r1"}
+	return np
+}
+
+// The fixture catalog is AWS-shaped: its architectures are x86_64 and arm64.
+func TestCheckSeparatesTooBigFromExcluded(t *testing.T) {
+	c := load(t)
+	cpu, _ := c.Largest()
+	if cpu.Value() < 16 {
+		t.Fatalf("largest instance has %s CPUs; the fixture catalog should reach at least 16", cpu.String())
+	}
+	amd := karpv1.NodeSelectorRequirementWithMinValues{Key: corev1.LabelArchStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"x86_64"}}
+	cases := []struct {
+		name                  string
+		pod                   *corev1.PodTemplateSpec
+		np                    *karpv1.NodePool
+		wantCatalog, wantPool bool
+	}{
+		{"small pod, open pool", pod("1", "2Gi", nil), nodePool(amd), true, true},
+		{"pod selecting the pool's label", pod("1", "2Gi", map[string]string{"nodeprint.dev/run": "r1"}), nodePool(amd), true, true},
+		{"pod selecting another pool's label", pod("1", "2Gi", map[string]string{"nodeprint.dev/run": "r2"}), nodePool(amd), true, false},
+		{"larger than every instance", pod("1000", "2Gi", nil), nodePool(amd), false, false},
+		{"pool allows only tiny instances", pod("4", "8Gi", nil), nodePool(amd, karpv1.NodeSelectorRequirementWithMinValues{
+			Key: "karpenter.kwok.sh/instance-cpu", Operator: corev1.NodeSelectorOpLt, Values: []string{"2"}}), true, false},
+		{"pool allows another architecture", pod("1", "2Gi", map[string]string{corev1.LabelArchStable: "x86_64"}),
+			nodePool(karpv1.NodeSelectorRequirementWithMinValues{Key: corev1.LabelArchStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"arm64"}}), true, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r := c.Check(tc.pod, tc.np)
+			if (r.Catalog > 0) != tc.wantCatalog || (r.NodePool > 0) != tc.wantPool {
+				t.Errorf("got %+v, want fits catalog=%v, NodePool=%v", r, tc.wantCatalog, tc.wantPool)
+			}
+			if r.NodePool > r.Catalog {
+				t.Errorf("more NodePool fits than catalog fits: %+v", r)
+			}
+		})
+	}
+}
+
+func TestAllocatableBelowCapacity(t *testing.T) {
+	c := load(t)
+	for name, alloc := range c.Allocatable() {
+		if q := alloc[corev1.ResourceCPU]; q.Sign() <= 0 {
+			t.Errorf("%s: allocatable CPU %s", name, q.String())
+		}
+	}
+}

@@ -1,0 +1,25 @@
+package faults
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
+	. "github.com/onsi/gomega"    //nolint:revive,staticcheck
+
+	"github.com/nodeprint/nodeprint/pkg/scenario"
+	"github.com/nodeprint/nodeprint/suites/internal/environment"
+)
+
+var _ = DescribeTable("fault attribution",
+	func(ctx SpecContext, s *scenario.Scenario, loadErr error) {
+		Expect(loadErr).NotTo(HaveOccurred())
+		res := env.ExpectAttributed(ctx, s)
+		if *updateFingerprints {
+			env.RecordAnomaly(res)
+		} else {
+			env.ExpectAnomalyRecorded(res)
+		}
+		env.ExpectNoFaultLeftovers(ctx)
+	},
+	environment.FaultScenarioEntries(environment.FaultScenariosDir, SpecTimeout(12*time.Minute)),
+)

@@ -1,0 +1,30 @@
+package faults
+
+import (
+	"flag"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
+	. "github.com/onsi/gomega"    //nolint:revive,staticcheck
+
+	"github.com/nodeprint/nodeprint/suites/internal/environment"
+)
+
+// updateFingerprints re-records fingerprints/faults/<scenario>.yaml:
+//
+//	go test ./suites/faults/... -args -update-fingerprints
+var updateFingerprints = flag.Bool("update-fingerprints", false, "re-record fingerprints/faults/<scenario>.yaml from this run")
+
+var env *environment.Environment
+
+func TestFaults(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Faults")
+}
+
+var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
+	return []byte(environment.StartCluster(ctx, "faults"))
+}, func(kubeconfig []byte) {
+	env = environment.New(string(kubeconfig))
+}, NodeTimeout(30*time.Minute)) // a cold machine builds the toolchain first

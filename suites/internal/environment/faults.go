@@ -1,0 +1,110 @@
+package environment
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
+	. "github.com/onsi/gomega"    //nolint:revive,staticcheck
+
+	"github.com/nodeprint/nodeprint/pkg/attribute"
+	"github.com/nodeprint/nodeprint/pkg/faults"
+	"github.com/nodeprint/nodeprint/pkg/run"
+	"github.com/nodeprint/nodeprint/pkg/scenario"
+	"github.com/nodeprint/nodeprint/pkg/toolchain"
+)
+
+// FaultScenariosDir holds the fault scenarios, relative to the repository root.
+const FaultScenariosDir = "fixtures/scenarios/faults"
+
+// FaultScenarioEntries makes one entry per fault scenario, labelled
+// scenario:<name>, fault:<fault> and layer:<expected layer>.
+func FaultScenarioEntries(dir string, decorators ...any) []TableEntry {
+	tc, err := toolchain.Find()
+	if err != nil {
+		return []TableEntry{Entry("loading scenarios", append([]any{(*scenario.Scenario)(nil), err}, decorators...)...)}
+	}
+	ss, err := run.Loader(tc).LoadDir(filepath.Join(tc.Root, dir))
+	if err != nil {
+		return []TableEntry{Entry("loading scenarios in "+dir, append([]any{(*scenario.Scenario)(nil), err}, decorators...)...)}
+	}
+	var out []TableEntry
+	for _, s := range ss {
+		labels := []string{"scenario:" + s.Metadata.Name}
+		if f := s.Spec.Fault; f != nil {
+			labels = append(labels, "fault:"+f.Name)
+			if f.Expect != nil {
+				labels = append(labels, "layer:"+f.Expect.Layer)
+			}
+		}
+		args := append([]any{s, error(nil), Label(labels...)}, decorators...)
+		out = append(out, Entry(s.Metadata.Name, args...))
+	}
+	return out
+}
+
+// ExpectAttributed runs the fault scenario (clean, then faulted; the
+// injector's Restore is registered with DeferCleanup as soon as it exists)
+// and expects the verdict to name the expected layer and rule.
+func (e *Environment) ExpectAttributed(ctx context.Context, s *scenario.Scenario) *run.FaultResult {
+	GinkgoHelper()
+	Expect(s.Spec.Fault).NotTo(BeNil(), "%s has no fault block", s.Path)
+	Expect(s.Spec.Fault.Expect).NotTo(BeNil(), "%s: spec.fault.expect is needed in the fault suite", s.Path)
+	By(fmt.Sprintf("running %s clean, then with fault %s", s.Metadata.Name, s.Spec.Fault.Name))
+	r := e.runner(ctx)
+	res, err := r.RunFault(ctx, s, run.OnInject(func(inj faults.Injector) {
+		DeferCleanup(inj.Restore)
+	}))
+	Expect(err).NotTo(HaveOccurred())
+	v := res.Verdict
+	AddReportEntry("verdict", v.Summary())
+	want := s.Spec.Fault.Expect
+	Expect(v.Layer).To(Equal(want.Layer), "verdict %s", v.Summary())
+	if want.Rule != "" {
+		Expect(v.Rule).To(Equal(want.Rule), "verdict %s", v.Summary())
+	}
+	return res
+}
+
+// RecordAnomaly writes the fault run's anomaly fingerprint.
+func (e *Environment) RecordAnomaly(res *run.FaultResult) {
+	GinkgoHelper()
+	By("recording the anomaly fingerprint of " + res.Scenario.Metadata.Name)
+	f := res.Scenario.Spec.Fault
+	a := attribute.NewAnomaly(res.Scenario.Metadata.Name, f.Name, f.Params, res.Baseline.Fingerprint, res.Faulted.Fingerprint, res.Diff, res.Verdict)
+	Expect(a.Save(attribute.AnomalyPath(e.fingerprintsDir(), res.Scenario.Metadata.Name))).To(Succeed())
+}
+
+// ExpectAnomalyRecorded expects the committed anomaly fingerprint to exist
+// and to name the layer and rule this run reached, so that the runbooks
+// generated from it describe what the classifier does.
+func (e *Environment) ExpectAnomalyRecorded(res *run.FaultResult) {
+	GinkgoHelper()
+	By("checking the recorded anomaly fingerprint of " + res.Scenario.Metadata.Name)
+	path := attribute.AnomalyPath(e.fingerprintsDir(), res.Scenario.Metadata.Name)
+	a, err := attribute.LoadAnomaly(path)
+	Expect(err).NotTo(HaveOccurred(), "record it with: go test ./suites/faults/... -args -update-fingerprints")
+	Expect(a.Fault).To(Equal(res.Scenario.Spec.Fault.Name), "%s is stale", path)
+	Expect([]string{a.Layer, a.Rule}).To(Equal([]string{res.Verdict.Layer, res.Verdict.Rule}), "%s is stale", path)
+}
+
+// ExpectNoFaultLeftovers expects the cluster back in its pre-fault state:
+// no fault objects (stages, admission policies, the capacity ConfigMap) and
+// no objects or nodes of any run.
+func (e *Environment) ExpectNoFaultLeftovers(ctx context.Context) {
+	GinkgoHelper()
+	By("checking that nothing of the fault or the runs is left")
+	left, err := faults.Leftovers(ctx, e.Client)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(left).To(BeEmpty(), "fault objects left: %s", strings.Join(left, ", "))
+	Expect(e.runObjects(ctx)).To(BeEmpty())
+}
+
+func (e *Environment) runObjects(ctx context.Context) []string {
+	GinkgoHelper()
+	out, err := run.Leftovers(ctx, e.Client)
+	Expect(err).NotTo(HaveOccurred())
+	return out
+}
