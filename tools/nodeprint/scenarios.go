@@ -46,7 +46,7 @@ func newRecordCmd(stdout, stderr io.Writer) *cobra.Command {
 		Long: `SCENARIO is a name under fixtures/scenarios/, a scenario file or a directory of them.
 A plain scenario runs N times and its baseline is written; a fault scenario runs clean and
 faulted once, and its anomaly fingerprint is written only when the verdict is the expected one.`,
-		Args:  usageArgs(cobra.MinimumNArgs(1)),
+		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			paths, err := expandPaths(args)
 			if err != nil {
