@@ -81,6 +81,7 @@ func TestEveryRuleDecidesItsOwnPattern(t *testing.T) {
 		break_ func(in *Input)
 	}{
 		{"L1-apiserver-degraded", func(in *Input) { n := 40.0; in.Facts.KarpenterErrors = &n }},
+		{"L1-apiserver-slow", func(in *Input) { n, ms := 0.0, 420.0; in.Facts.KarpenterErrors, in.Facts.KarpenterLatencyMs = &n, &ms }},
 		{"L1-insufficient-capacity", func(in *Input) {
 			pending(in)
 			in.Observation.Events = append(in.Observation.Events, observe.EventRecord{Reason: "InsufficientCapacityError", Kind: "NodeClaim", Count: 3})
@@ -157,7 +158,10 @@ func TestEveryRuleDecidesItsOwnPattern(t *testing.T) {
 }
 
 func TestHealthyRunIsNone(t *testing.T) {
-	if v := classify(t, healthy()); v.Verdict != None || len(v.Fired) != 0 {
+	in := healthy()
+	errs, ms := 0.0, 8.0
+	in.Facts.KarpenterErrors, in.Facts.KarpenterLatencyMs = &errs, &ms
+	if v := classify(t, in); v.Verdict != None || len(v.Fired) != 0 {
 		t.Fatalf("want none, got %s", v.Summary())
 	}
 }

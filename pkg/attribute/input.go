@@ -53,6 +53,9 @@ type Facts struct {
 	// KarpenterErrors counts Karpenter's failed API requests during the run
 	// (from its rest_client_requests_total metric); nil when unknown.
 	KarpenterErrors *float64 `json:"karpenterErrors,omitempty"`
+	// KarpenterLatencyMs is the mean latency of Karpenter's API requests
+	// during the run; nil when unknown.
+	KarpenterLatencyMs *float64 `json:"karpenterLatencyMs,omitempty"`
 }
 
 // Replicas of a workload.

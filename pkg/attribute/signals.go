@@ -171,6 +171,13 @@ var signalDefs = []SignalDef{
 			}
 			return *in.Facts.KarpenterErrors, true, ""
 		}},
+	{ID: "api.karpenterLatencyMs", Help: "mean latency of Karpenter's API requests during the run, in milliseconds (client_go_request_duration_seconds)",
+		compute: func(in *Input) (float64, bool, string) {
+			if in.Facts.KarpenterLatencyMs == nil {
+				return 0, false, "Karpenter's metrics were not read, or it made no request"
+			}
+			return *in.Facts.KarpenterLatencyMs, true, ""
+		}},
 	{ID: "cloud.insufficientCapacityEvents", Help: "InsufficientCapacityError events on the run's NodeClaims (counting repeats)",
 		compute: func(in *Input) (float64, bool, string) {
 			n, msg := 0.0, ""
@@ -368,7 +375,7 @@ var signalDefs = []SignalDef{
 					continue
 				}
 				if r := float64(use.MilliValue()) / float64(req.MilliValue()); r > best {
-					best, who = r, fmt.Sprintf("%s uses %s of %s requested", p.Name, use.String(), req.String())
+					best, who = r, fmt.Sprintf("%s uses %dm of %s requested", p.Name, use.MilliValue(), req.String())
 				}
 			}
 			return float64(int(best*100)) / 100, true, who

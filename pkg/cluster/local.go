@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"k8s.io/client-go/tools/clientcmd"
 	"net"
 	"os"
 	"os/exec"
@@ -42,6 +43,10 @@ type state struct {
 	// Catalog is the instance-type catalog Karpenter runs with (empty: the
 	// KWOK provider's generic catalog).
 	Catalog string `json:"catalog,omitempty"`
+	// APIServerVia, when set, is the URL Karpenter reaches the API server
+	// through instead of the API server itself (the apiserver-degraded
+	// fault's proxy). `nodeprint cluster restart karpenter` clears it.
+	APIServerVia string `json:"apiServerVia,omitempty"`
 }
 
 // NewLocal returns the local provider. Nothing is started yet.
@@ -82,12 +87,19 @@ func (l *Local) Kubeconfig() string { return filepath.Join(l.clusterDir(), "kube
 // KarpenterLog is where Karpenter's output goes.
 func (l *Local) KarpenterLog() string { return filepath.Join(l.dir, "logs", "karpenter.log") }
 
+// viaKubeconfig is Karpenter's kubeconfig while its traffic goes through a proxy.
+func (l *Local) viaKubeconfig() string { return filepath.Join(l.dir, "karpenter-via-kubeconfig.yaml") }
+
 func (l *Local) karpenterSpec(st state) process.Spec {
+	kubeconfig := l.Kubeconfig()
+	if st.APIServerVia != "" {
+		kubeconfig = l.viaKubeconfig()
+	}
 	return process.Spec{
 		Name: "karpenter", Path: st.KarpenterBinary, Dir: l.dir,
 		LogFile: l.KarpenterLog(), PIDFile: filepath.Join(l.dir, "karpenter.pid"),
 		Env: append(os.Environ(),
-			"KUBECONFIG="+l.Kubeconfig(),
+			"KUBECONFIG="+kubeconfig,
 			"SYSTEM_NAMESPACE="+KarpenterNamespace,
 			"DISABLE_LEADER_ELECTION=true",
 			"METRICS_PORT="+strconv.Itoa(st.KarpenterMetricsPort),
@@ -318,5 +330,45 @@ func (l *Local) UseCatalog(ctx context.Context, path string) error {
 	if err := l.writeState(st); err != nil {
 		return err
 	}
-	return l.RestartKarpenter(ctx)
+	return l.restartKarpenter(ctx, st.APIServerVia)
+}
+
+// APIServer is the API server's URL from the cluster's kubeconfig.
+func (l *Local) APIServer() string {
+	cfg, err := clientcmd.LoadFromFile(l.Kubeconfig())
+	if err != nil {
+		return ""
+	}
+	for _, c := range cfg.Clusters {
+		return c.Server
+	}
+	return ""
+}
+
+// KarpenterMetrics is the URL of Karpenter's Prometheus metrics.
+func (l *Local) KarpenterMetrics() string {
+	st, err := l.readState()
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("http://127.0.0.1:%d/metrics", st.KarpenterMetricsPort)
+}
+
+// RestartKarpenterVia restarts Karpenter with its API-server traffic sent
+// to server (a URL of a proxy in front of the API server); an empty server
+// restores the direct connection.
+func (l *Local) RestartKarpenterVia(ctx context.Context, server string) error {
+	if server != "" {
+		cfg, err := clientcmd.LoadFromFile(l.Kubeconfig())
+		if err != nil {
+			return fmt.Errorf("failed to read %s: %w", l.Kubeconfig(), err)
+		}
+		for _, c := range cfg.Clusters {
+			c.Server = server
+		}
+		if err := clientcmd.WriteToFile(*cfg, l.viaKubeconfig()); err != nil {
+			return fmt.Errorf("failed to write %s: %w", l.viaKubeconfig(), err)
+		}
+	}
+	return l.restartKarpenter(ctx, server)
 }

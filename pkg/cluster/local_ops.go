@@ -375,9 +375,12 @@ func (l *Local) Down(ctx context.Context) error {
 }
 
 // RestartKarpenter stops Karpenter if it runs and starts it again on the
-// same ports, waiting for its readiness probe. Faults and tests use it; a
-// Karpenter that died is never restarted behind the harness's back.
-func (l *Local) RestartKarpenter(ctx context.Context) error {
+// same ports, connected straight to the API server, waiting for its
+// readiness probe. Faults and tests use it; a Karpenter that died is never
+// restarted behind the harness's back.
+func (l *Local) RestartKarpenter(ctx context.Context) error { return l.restartKarpenter(ctx, "") }
+
+func (l *Local) restartKarpenter(ctx context.Context, via string) error {
 	st, err := l.readState()
 	if err != nil {
 		return err
@@ -388,7 +391,17 @@ func (l *Local) RestartKarpenter(ctx context.Context) error {
 			return err
 		}
 	}
-	return l.phase(ctx, "karpenter", "starting Karpenter "+st.KarpenterVersion+" again", func(ctx context.Context) error {
+	if st.APIServerVia != via {
+		st.APIServerVia = via
+		if err := l.writeState(st); err != nil {
+			return err
+		}
+	}
+	msg := "starting Karpenter " + st.KarpenterVersion + " again"
+	if via != "" {
+		msg += ", its API traffic through " + via
+	}
+	return l.phase(ctx, "karpenter", msg, func(ctx context.Context) error {
 		return l.runKarpenter(ctx, st)
 	})
 }

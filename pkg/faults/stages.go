@@ -96,7 +96,7 @@ func oomStage(run, workload string, period time.Duration) client.Object {
 	return stage("nodeprint-oom-"+run, map[string]any{
 		"resourceRef": map[string]any{"apiGroup": "v1", "kind": "Pod"},
 		"selector":    podSelector(run, workload, "memory-leak", "Running"),
-		"weight":      faultWeight,
+		"weight":      int64(faultWeight),
 		"delay":       map[string]any{"durationMilliseconds": ms(period)},
 		"next": map[string]any{"statusTemplate": `{{ $now := Now }}
 containerStatuses:
@@ -136,7 +136,7 @@ func crashLoop(run, workload string, interval time.Duration) client.Object {
 	return stage("nodeprint-crash-loop-"+run, map[string]any{
 		"resourceRef": map[string]any{"apiGroup": "v1", "kind": "Pod"},
 		"selector":    podSelector(run, workload, "crash-loop", "Running"),
-		"weight":      faultWeight,
+		"weight":      int64(faultWeight),
 		"delay":       map[string]any{"durationMilliseconds": ms(interval)},
 		"next": map[string]any{"statusTemplate": `{{ $now := Now }}
 conditions:
@@ -182,7 +182,7 @@ func imagePull(run, workload, image string) client.Object {
 		"resourceRef": map[string]any{"apiGroup": "v1", "kind": "Pod"},
 		"selector": podSelector(run, workload, "image-pull-failure", "Pending",
 			expr(".spec.nodeName", "Exists")),
-		"weight": faultWeight,
+		"weight": int64(faultWeight),
 		"delay":  map[string]any{"durationMilliseconds": ms(5 * time.Second)},
 		"next": map[string]any{"statusTemplate": `{{ $now := Now }}
 conditions:
@@ -224,7 +224,7 @@ func nodeNotReady(run string, after time.Duration) client.Object {
 			expr(`.metadata.labels["karpenter.sh/nodepool"]`, "In", run),
 			expr(".status.conditions.[] | select( .type == \"Ready\" ) | .status", "In", "True"),
 		}},
-		"weight": faultWeight,
+		"weight": int64(faultWeight),
 		"delay":  map[string]any{"durationMilliseconds": ms(after)},
 		"next": map[string]any{"statusTemplate": `{{ $now := Now }}
 conditions:

@@ -21,7 +21,6 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/faults"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
 	"github.com/nodeprint/nodeprint/pkg/fit"
-	"github.com/nodeprint/nodeprint/pkg/observe"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 )
 
@@ -98,6 +97,9 @@ func (r *Runner) newInjector(s *scenario.Scenario, id string, objs *Objects, cat
 		Client: r.client, Run: id, NodePool: objs.NodePool, NodeClass: objs.NodeClass,
 		Deployments: objs.Deployments, Scenario: s, Largest: faults.Shape{CPU: cpu, Memory: mem},
 	}
+	if c, ok := r.catalogs.(faults.Cluster); ok {
+		t.Cluster = c
+	}
 	inj, err := faults.New(s.Spec.Fault, t)
 	if err != nil {
 		return nil, fmt.Errorf("%s: spec.fault: %w", s.Path, err)
@@ -121,7 +123,7 @@ func inputsOf(objs *Objects) *attribute.Inputs {
 }
 
 // facts reads what the classifier needs from the cluster at the end of a run.
-func (r *Runner) facts(ctx context.Context, objs *Objects, cat *fit.Catalog, ob *observe.Observation) attribute.Facts {
+func (r *Runner) facts(ctx context.Context, objs *Objects, cat *fit.Catalog, before *apiStats) attribute.Facts {
 	f := attribute.Facts{Workloads: map[string]*corev1.PodTemplateSpec{}, Replicas: map[string]attribute.Replicas{}, Fit: map[string]fit.Result{}}
 	if r.health != nil {
 		f.Health = r.health(ctx)
@@ -151,7 +153,37 @@ func (r *Runner) facts(ctx context.Context, objs *Objects, cat *fit.Catalog, ob 
 	}
 	f.Allocatable = cat.Allocatable()
 	f.PodUsage = r.podUsage(ctx, objs.Namespace.Name)
+	if before != nil {
+		if after, err := readAPIStats(ctx, r.metricsURL()); err == nil {
+			d := after.since(*before)
+			f.KarpenterErrors = &d.errors
+			if d.requests > 0 {
+				ms := float64(int(d.seconds/d.requests*1e5)) / 100
+				f.KarpenterLatencyMs = &ms
+			}
+		}
+	}
 	return f
+}
+
+// metricsURL is Karpenter's metrics endpoint, where the provider knows it.
+func (r *Runner) metricsURL() string {
+	if c, ok := r.catalogs.(faults.Cluster); ok {
+		return c.KarpenterMetrics()
+	}
+	return ""
+}
+
+// apiStatsNow reads Karpenter's API counters; nil where they cannot be read.
+func (r *Runner) apiStatsNow(ctx context.Context) *apiStats {
+	if r.metricsURL() == "" {
+		return nil
+	}
+	s, err := readAPIStats(ctx, r.metricsURL())
+	if err != nil {
+		return nil
+	}
+	return &s
 }
 
 // podUsage reads the pods' usage from metrics.k8s.io; nil when unavailable.

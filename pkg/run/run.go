@@ -152,6 +152,8 @@ func (r *Runner) run(ctx context.Context, s *scenario.Scenario, onInject func(fa
 		minObserve = inj.MinObserve()
 	}
 	inputs := inputsOf(objs)
+	// Read after the injection: a fault may have restarted Karpenter.
+	apiBefore := r.apiStatsNow(ctx)
 	r.progress(fmt.Sprintf("run %s: applying namespace, node class, NodePool and %d workload(s)", id, len(objs.Deployments)))
 	for _, o := range objs.All() {
 		if err := r.client.Create(ctx, o); err != nil {
@@ -178,7 +180,7 @@ func (r *Runner) run(ctx context.Context, s *scenario.Scenario, onInject func(fa
 		return nil, fmt.Errorf("run %s: %w", id, err)
 	}
 	r.progress(fmt.Sprintf("run %s: %s: %d node(s) %s, $%.4f/h", id, outcome, fp.Selection.Nodes, fp.Selection.Key(), fp.Selection.HourlyCost))
-	facts := r.facts(ctx, objs, shapes, snap)
+	facts := r.facts(ctx, objs, shapes, apiBefore)
 	return &Result{ID: id, Observation: snap, Fingerprint: fp, Catalog: cat, Facts: facts, Inputs: inputs, Fault: inj}, nil
 }
 
