@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -83,5 +84,69 @@ spec:
 	after, _ := os.ReadDir("../../.work/clusters")
 	if len(after) != len(before) {
 		t.Fatalf("a cluster directory appeared: %v -> %v", before, after)
+	}
+}
+
+func TestBadFaultScenarioAppliesNothing(t *testing.T) {
+	t.Setenv("NODEPRINT_ROOT", "../..")
+	dir := t.TempDir()
+	head := `apiVersion: nodeprint.dev/v1alpha1
+kind: Scenario
+metadata: {name: bad}
+spec:
+  policy: {nodePoolRef: general-purpose}
+  workloads:
+  - name: web
+    replicas: 3
+    requests: {cpu: 1, memory: 1Gi}
+  fault:
+`
+	cases := map[string]struct{ fault, want string }{
+		"unknown fault":   {"    name: disk-full\n", ":11: spec.fault.name: unknown fault \"disk-full\""},
+		"unknown param":   {"    name: memory-leak\n    params: {speed: 3}\n", ":12: spec.fault.params.speed: fault memory-leak has no parameter"},
+		"bad quantity":    {"    name: memory-leak\n    params: {rate: fast}\n", "spec.fault.params.rate: \"fast\" is not a positive quantity"},
+		"wrong layer":     {"    name: slow-boot\n    expect: {layer: L2}\n", "spec.fault.expect.layer: fault slow-boot is a L1 fault"},
+		"no memory limit": {"    name: memory-leak\n", "workload web has no memory limit"},
+	}
+	before, _ := os.ReadDir("../../.work/clusters")
+	for name, tc := range cases {
+		path := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".yaml")
+		if err := os.WriteFile(path, []byte(head+tc.fault), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		for _, args := range [][]string{{"run", path}, {"attribute", "--matrix", path}, {"record", path}} {
+			var out, errOut bytes.Buffer
+			if code := run(context.Background(), args, &out, &errOut); code != exitUsage {
+				t.Errorf("%s, %s: exit %d, want %d; stderr:\n%s", name, args[0], code, exitUsage, errOut.String())
+			}
+			if !strings.Contains(errOut.String(), path) || !strings.Contains(errOut.String(), tc.want) {
+				t.Errorf("%s, %s: stderr lacks %s and %q:\n%s", name, args[0], path, tc.want, errOut.String())
+			}
+		}
+	}
+	after, _ := os.ReadDir("../../.work/clusters")
+	if len(after) != len(before) {
+		t.Fatalf("a cluster directory appeared: %v -> %v", before, after)
+	}
+}
+
+func TestFaultsAndRulesList(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"faults"}, &out, &errOut); code != exitOK {
+		t.Fatalf("faults: exit %d: %s", code, errOut.String())
+	}
+	for _, want := range []string{"memory-leak (L3)", "capacity-shortage (L1)", "nodepool-limits (L2)", "param rate"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("faults output lacks %q", want)
+		}
+	}
+	out.Reset()
+	if code := run(context.Background(), []string{"rules"}, &out, &errOut); code != exitOK {
+		t.Fatalf("rules: exit %d: %s", code, errOut.String())
+	}
+	for _, want := range []string{"L1-insufficient-capacity", "L3-oom-killed", "pods.oomKilled"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("rules output lacks %q", want)
+		}
 	}
 }
