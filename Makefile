@@ -49,6 +49,10 @@ suites:
 e2e: tools ## Start the local cluster, run the suites against the committed fingerprints
 	$(MAKE) --no-print-directory suites
 
+.PHONY: accuracy
+accuracy: tools ## Run every fault scenario RUNS times (default 3) and print the confusion matrix
+	bin/nodeprint attribute --matrix --runs $(or $(RUNS),3) fixtures/scenarios/faults
+
 .PHONY: bench
 bench: tools ## Run the benchmarks (none yet: the performance issue adds them)
 	@echo "note: no benchmarks exist yet; the performance issue adds them"

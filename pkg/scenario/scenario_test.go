@@ -137,3 +137,36 @@ func TestZonesMatter(t *testing.T) {
 		}
 	}
 }
+
+func TestFaultBlock(t *testing.T) {
+	l := loader(t)
+	var seen *Fault
+	l.ValidateFault = func(f *Fault, add func(field, msg string, args ...any)) {
+		seen = f
+		if f.Params["rate"] == "fast" {
+			add("spec.fault.params.rate", "not a quantity")
+		}
+	}
+	s, err := l.Load(write(t, valid+"  fault:\n    name: memory-leak\n    params: {rate: 20Mi, hpa: true, count: 3}\n    expect: {layer: L3, rule: L3-oom-killed}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if seen == nil || s.Spec.Fault.Window.Duration != DefaultFaultWindow {
+		t.Fatalf("validator not called or window not defaulted: %+v", s.Spec.Fault)
+	}
+	if p := s.Spec.Fault.Params; p["rate"] != "20Mi" || p["hpa"] != "true" || p["count"] != "3" {
+		t.Errorf("params should accept strings, booleans and numbers: %v", p)
+	}
+	for doc, want := range map[string]string{
+		"  fault:\n    name: memory-leak\n    params: {rate: fast}\n": "s.yaml:14: spec.fault.params.rate: not a quantity",
+		"  fault:\n    name: x\n    expect: {layer: L4}\n":            "s.yaml:14: spec.fault.expect.layer: want L1, L2 or L3",
+		"  fault:\n    params: {a: b}\n":                              "spec.fault.name: name a fault",
+		"  fault:\n    name: x\n    window: 2h\n":                     "spec.fault.window: 2h0m0s is longer than the 30m",
+		"  fault:\n    name: x\n    colour: red\n":                    "spec.fault.colour: unknown field",
+	} {
+		_, err := l.Load(write(t, valid+doc))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: got %v, want %q", doc, err, want)
+		}
+	}
+}
