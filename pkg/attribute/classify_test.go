@@ -169,12 +169,12 @@ func TestHealthyRunIsNone(t *testing.T) {
 func TestDecisionOrderPutsInfrastructureFirst(t *testing.T) {
 	in := healthy()
 	in.Observation.Nodes["n1"].NotReady = true
-	in.Observation.Pods["p1"].LastTermination, in.Observation.Pods["p1"].Restarts = "OOMKilled", 1
+	in.Observation.Pods["p1"].Waiting = "ImagePullBackOff"
 	v := classify(t, in)
 	if v.Rule != "L1-node-not-ready" {
-		t.Fatalf("want L1-node-not-ready before L3-oom-killed, got %s", v.Summary())
+		t.Fatalf("want L1-node-not-ready before L3-image-pull, got %s", v.Summary())
 	}
-	if len(v.Fired) != 2 || v.Fired[1].Rule != "L3-oom-killed" {
+	if len(v.Fired) != 2 || v.Fired[1].Rule != "L3-image-pull" {
 		t.Errorf("the later rule must still be listed: %+v", v.Fired)
 	}
 }
@@ -193,6 +193,13 @@ func TestMemoryLeakWithHPAIsTheApplication(t *testing.T) {
 	v := classify(t, in)
 	if v.Rule != "L3-oom-killed" || v.Verdict != L3Application {
 		t.Fatalf("want L3 by L3-oom-killed, got %s", v.Summary())
+	}
+	var evidence []string
+	for _, e := range v.Fired[0].Evidence {
+		evidence = append(evidence, e.ID)
+	}
+	if got := strings.Join(evidence, ","); got != "pods.oomKilled,nodes.ready,nodes.notReady,selection.nodesOverRequested,selection.policyViolations" {
+		t.Errorf("the deciding evidence must show OOM kills, Ready nodes and a selection that fits: got %s", got)
 	}
 	for id, want := range map[string]float64{"selection.nodesOverRequested": 0, "selection.policyViolations": 0, "nodes.notReady": 0, "nodes.ready": 2, "workload.replicaGrowth": 8, "pods.oomKilled": 4, "selection.nodesDelta": 3} {
 		s, ok := v.Signal(id)
