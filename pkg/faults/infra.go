@@ -13,6 +13,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
+
+	"github.com/nodeprint/nodeprint/pkg/attribute"
 )
 
 // Infrastructure faults break what lies under Karpenter: the cloud's
@@ -182,4 +184,6 @@ func (r *registration) Inject(ctx context.Context) error {
 	return nil
 }
 
-func (r *registration) MinObserve() time.Duration { return 30 * time.Second }
+// MinObserve outlasts the classifier's registration timeout, after which a
+// launched NodeClaim that has not registered counts as failed.
+func (r *registration) MinObserve() time.Duration { return attribute.RegistrationTimeout + 15*time.Second }

@@ -216,13 +216,17 @@ containerStatuses:
 	})
 }
 
-// nodeNotReady turns the run's nodes NotReady some time after they became Ready.
+// nodeNotReady turns the run's nodes NotReady some time after they became
+// Ready (and keeps them so), as KWOK's own node chaos stage does.
 func nodeNotReady(run string, after time.Duration) client.Object {
 	return stage("nodeprint-node-not-ready-"+run, map[string]any{
 		"resourceRef": map[string]any{"apiGroup": "v1", "kind": "Node"},
 		"selector": map[string]any{"matchExpressions": []any{
 			expr(`.metadata.labels["karpenter.sh/nodepool"]`, "In", run),
-			expr(".status.conditions.[] | select( .type == \"Ready\" ) | .status", "In", "True"),
+			// Selecting on the phase, not on Ready=True, keeps the stage
+			// matching once the node is NotReady: KWOK's node-initialize
+			// stage (no weight) would otherwise heal it at once.
+			expr(".status.phase", "In", "Running"),
 		}},
 		"weight": int64(faultWeight),
 		"delay":  map[string]any{"durationMilliseconds": ms(after)},
