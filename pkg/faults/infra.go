@@ -186,4 +186,6 @@ func (r *registration) Inject(ctx context.Context) error {
 
 // MinObserve outlasts the classifier's registration timeout, after which a
 // launched NodeClaim that has not registered counts as failed.
-func (r *registration) MinObserve() time.Duration { return attribute.RegistrationTimeout + 15*time.Second }
+func (r *registration) MinObserve() time.Duration {
+	return attribute.RegistrationTimeout + 15*time.Second
+}
