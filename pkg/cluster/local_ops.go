@@ -401,6 +401,10 @@ func (l *Local) restartKarpenter(ctx context.Context, via string) error {
 	if via != "" {
 		msg += ", its API traffic through " + via
 	}
+	// Bounded like `up`: a Karpenter that cannot reach the API server
+	// (through a degraded proxy, say) must not hang the caller.
+	ctx, cancel := context.WithTimeout(ctx, l.opts.timeout)
+	defer cancel()
 	return l.phase(ctx, "karpenter", msg, func(ctx context.Context) error {
 		return l.runKarpenter(ctx, st)
 	})
