@@ -200,7 +200,7 @@ func (r *Runner) expectedPods(ctx context.Context, objs *Objects) int {
 }
 
 // Cleanup deletes the run's objects and waits until Karpenter has removed
-// every NodeClaim of the run's NodePool.
+// every NodeClaim of the run's NodePool and the namespace is gone.
 func (r *Runner) Cleanup(ctx context.Context, objs *Objects) error {
 	r.progress("run " + objs.Namespace.Name + ": cleaning up")
 	var errs []error
@@ -222,6 +222,16 @@ func (r *Runner) Cleanup(ctx context.Context, objs *Objects) error {
 		errs = append(errs, fmt.Errorf("waiting for Karpenter to remove the NodeClaims of NodePool %s: %w", objs.NodePool.Name, err))
 	}
 	del(objs.NodeClass)
+	// The namespace goes last: the namespace controller removes its pods
+	// (KWOK deletes them) before it is gone. A run is cleaned up when none
+	// of its objects is left.
+	err = wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		err := r.client.Get(ctx, client.ObjectKeyFromObject(objs.Namespace), &corev1.Namespace{})
+		return apierrors.IsNotFound(err), nil
+	})
+	if err != nil {
+		errs = append(errs, fmt.Errorf("waiting for namespace %s to be deleted: %w", objs.Namespace.Name, err))
+	}
 	return errors.Join(errs...)
 }
 
