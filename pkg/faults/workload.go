@@ -60,7 +60,7 @@ func init() {
 			{Name: "workload", Kind: String, Help: "the crashing workload (default: the first)"},
 			{Name: "interval", Kind: Duration, Default: "5s", Help: "time between crashes"},
 		},
-		new: func(v Values, t *Target) (Injector, error) { return newStagedWorkload(v, t, crashLoopStage) },
+		new: func(v Values, t *Target) (Injector, error) { return newStagedWorkload("crash-loop", v, t, crashLoopStage) },
 	})
 	register(&Definition{
 		Name: "image-pull-failure", Layer: L3,
@@ -70,7 +70,9 @@ func init() {
 			{Name: "workload", Kind: String, Help: "the workload (default: the first)"},
 			{Name: "image", Kind: String, Default: "registry.invalid/nodeprint/missing:v2", Help: "the unpullable image"},
 		},
-		new: func(v Values, t *Target) (Injector, error) { return newStagedWorkload(v, t, imagePullStage) },
+		new: func(v Values, t *Target) (Injector, error) {
+			return newStagedWorkload("image-pull-failure", v, t, imagePullStage)
+		},
 	})
 }
 
@@ -237,14 +239,10 @@ type stagedWorkload struct {
 	stage func(run, workload string, v Values) client.Object
 }
 
-func newStagedWorkload(v Values, t *Target, stage func(run, workload string, v Values) client.Object) (Injector, error) {
+func newStagedWorkload(name string, v Values, t *Target, stage func(run, workload string, v Values) client.Object) (Injector, error) {
 	d, err := deployment(v, t)
 	if err != nil {
 		return nil, err
-	}
-	name := "crash-loop"
-	if v["image"] != "" {
-		name = "image-pull-failure"
 	}
 	def, _ := Lookup(name)
 	s := &stagedWorkload{base: base{def, v, t}, d: d, stage: stage}
