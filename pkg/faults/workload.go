@@ -60,7 +60,9 @@ func init() {
 			{Name: "workload", Kind: String, Help: "the crashing workload (default: the first)"},
 			{Name: "interval", Kind: Duration, Default: "5s", Help: "time between crashes"},
 		},
-		new: func(v Values, t *Target) (Injector, error) { return newStagedWorkload("crash-loop", v, t, crashLoopStage) },
+		new: func(v Values, t *Target) (Injector, error) {
+			return newStagedWorkload("crash-loop", v, t, crashLoopStage)
+		},
 	})
 	register(&Definition{
 		Name: "image-pull-failure", Layer: L3,
