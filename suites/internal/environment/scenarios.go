@@ -45,7 +45,14 @@ func (e *Environment) runner(ctx context.Context) *run.Runner {
 	GinkgoHelper()
 	local, err := e.localCluster()
 	Expect(err).NotTo(HaveOccurred())
-	r, err := run.NewRunner(e.Kubeconfig, local, run.WithProgress(func(msg string) { fmt.Fprintln(GinkgoWriter, msg) }))
+	r, err := run.NewRunner(e.Kubeconfig, local, run.WithProgress(func(msg string) { fmt.Fprintln(GinkgoWriter, msg) }),
+		run.WithHealth(func(ctx context.Context) string {
+			st, err := local.Status(ctx)
+			if err != nil {
+				return err.Error()
+			}
+			return st.Problem()
+		}))
 	Expect(err).NotTo(HaveOccurred())
 	return r
 }
