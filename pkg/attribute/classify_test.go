@@ -209,6 +209,24 @@ func TestMemoryLeakWithHPAIsTheApplication(t *testing.T) {
 	}
 }
 
+// Pods created just before the run ended (an HPA scaling up) are pending
+// and have no NodeClaim yet: that is not Karpenter failing to provision.
+func TestFreshPendingPodsAreNotANoProvisioningVerdict(t *testing.T) {
+	in := healthy()
+	for _, p := range in.Observation.Pods {
+		p.LastTermination, p.Restarts = "OOMKilled", 1
+	}
+	in.Observation.Pods["fresh"] = &observe.PodRecord{Name: "fresh", Workload: "web", Created: in.Observation.End.Add(-3 * time.Second), Phase: "Pending"}
+	v := classify(t, in)
+	if v.Rule != "L3-oom-killed" {
+		t.Fatalf("want L3-oom-killed, got %s", v.Summary())
+	}
+	in.Observation.Pods["fresh"].Created = in.Observation.End.Add(-PendingGrace)
+	if v := classify(t, in); v.Rule != "L2-no-provisioning" {
+		t.Fatalf("a pod pending for the grace period with room in the NodePool and no NodeClaim: want L2-no-provisioning, got %s", v.Summary())
+	}
+}
+
 func TestBrokenHarnessIsInconclusive(t *testing.T) {
 	in := healthy()
 	in.Observation.Pods["p1"].LastTermination = "OOMKilled"

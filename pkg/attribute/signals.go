@@ -18,6 +18,12 @@ import (
 // unregistered before nodeclaims.launchedNotRegistered counts it.
 const RegistrationTimeout = 30 * time.Second
 
+// PendingGrace is how long a pod may be pending before pods.pendingLong
+// counts it: twice Karpenter's longest batching window (BATCH_MAX_DURATION,
+// 10 s). A pod an HPA created seconds before the run ended is not yet a
+// pod Karpenter failed to provision for.
+const PendingGrace = 20 * time.Second
+
 // SignalDef is a named measurement the rules read.
 type SignalDef struct {
 	ID string
@@ -262,6 +268,12 @@ var signalDefs = []SignalDef{
 	{ID: "pods.pending", Help: "the run's pods not scheduled at the end",
 		compute: func(in *Input) (float64, bool, string) {
 			return countPods(in, func(p *observe.PodRecord) bool { return p.Scheduled.IsZero() })
+		}},
+	{ID: "pods.pendingLong", Help: fmt.Sprintf("the run's pods not scheduled at the end and created at least %s before it", PendingGrace),
+		compute: func(in *Input) (float64, bool, string) {
+			return countPods(in, func(p *observe.PodRecord) bool {
+				return p.Scheduled.IsZero() && in.Observation.End.Sub(p.Created) >= PendingGrace
+			})
 		}},
 	{ID: "fit.pendingFitCatalog", Help: "1 when every workload with pending pods fits some instance type of the catalog (Karpenter's instance model, requests against allocatable)",
 		compute: func(in *Input) (float64, bool, string) { return pendingFit(in, false) }},
