@@ -2,6 +2,7 @@ package faults
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -61,21 +62,10 @@ func TestCatalogIsComplete(t *testing.T) {
 			t.Errorf("%s: defaults invalid at %v", d.Name, errs)
 		}
 	}
-	if strings.Join(sortedCopy(got), ",") != strings.Join(want, ",") {
-		t.Errorf("catalog: got %v, want %v", sortedCopy(got), want)
+	slices.Sort(got)
+	if !slices.Equal(got, want) {
+		t.Errorf("catalog: got %v, want %v", got, want)
 	}
-}
-
-func sortedCopy(xs []string) []string {
-	out := append([]string(nil), xs...)
-	for i := range out {
-		for j := i + 1; j < len(out); j++ {
-			if out[j] < out[i] {
-				out[i], out[j] = out[j], out[i]
-			}
-		}
-	}
-	return out
 }
 
 func TestValidateNamesTheBadField(t *testing.T) {
