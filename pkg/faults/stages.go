@@ -93,12 +93,7 @@ const faultWeight = 10000
 // oomStage restarts a leaking workload's containers as OOMKilled every
 // period: the time the leak takes to fill the memory limit.
 func oomStage(run, workload string, period time.Duration) client.Object {
-	return stage("nodeprint-oom-"+run, map[string]any{
-		"resourceRef": map[string]any{"apiGroup": "v1", "kind": "Pod"},
-		"selector":    podSelector(run, workload, "memory-leak", "Running"),
-		"weight":      int64(faultWeight),
-		"delay":       map[string]any{"durationMilliseconds": ms(period)},
-		"next": map[string]any{"statusTemplate": `{{ $now := Now }}
+	return podStage("nodeprint-oom-"+run, podSelector(run, workload, "memory-leak", "Running"), period, `{{ $now := Now }}
 containerStatuses:
 {{ range $index, $item := .status.containerStatuses }}
 - image: {{ $item.image | Quote }}
@@ -117,28 +112,12 @@ containerStatuses:
     running:
       startedAt: {{ $now | Quote }}
 {{ end }}
-`},
-	})
+`)
 }
 
-// crashLoopStage makes a workload's running containers exit with an error
-// every interval and wait in CrashLoopBackOff.
-func crashLoopStage(run, workload string, v Values) client.Object {
-	return crashLoop(run, workload, v.Duration("interval"))
-}
-
-// imagePullStage keeps a workload's scheduled pods waiting for their image.
-func imagePullStage(run, workload string, v Values) client.Object {
-	return imagePull(run, workload, v["image"])
-}
-
-func crashLoop(run, workload string, interval time.Duration) client.Object {
-	return stage("nodeprint-crash-loop-"+run, map[string]any{
-		"resourceRef": map[string]any{"apiGroup": "v1", "kind": "Pod"},
-		"selector":    podSelector(run, workload, "crash-loop", "Running"),
-		"weight":      int64(faultWeight),
-		"delay":       map[string]any{"durationMilliseconds": ms(interval)},
-		"next": map[string]any{"statusTemplate": `{{ $now := Now }}
+// notReadyPod starts a pod status template: scheduled and initialised, its
+// containers not ready (the stage's template goes on with containerStatuses).
+const notReadyPod = `{{ $now := Now }}
 conditions:
 - type: Initialized
   status: "True"
@@ -154,7 +133,34 @@ conditions:
 - type: PodScheduled
   status: "True"
   lastTransitionTime: {{ $now | Quote }}
-containerStatuses:
+`
+
+// podStage is a pod stage of a fault: it wins over KWOK's own pod stages
+// (see faultWeight) and applies template after delay, again while the pod
+// still matches.
+func podStage(name string, selector map[string]any, delay time.Duration, template string) client.Object {
+	return stage(name, map[string]any{
+		"resourceRef": map[string]any{"apiGroup": "v1", "kind": "Pod"},
+		"selector":    selector,
+		"weight":      int64(faultWeight),
+		"delay":       map[string]any{"durationMilliseconds": ms(delay)},
+		"next":        map[string]any{"statusTemplate": template},
+	})
+}
+
+// crashLoopStage makes a workload's running containers exit with an error
+// every interval and wait in CrashLoopBackOff.
+func crashLoopStage(run, workload string, v Values) client.Object {
+	return crashLoop(run, workload, v.Duration("interval"))
+}
+
+// imagePullStage keeps a workload's scheduled pods waiting for their image.
+func imagePullStage(run, workload string, v Values) client.Object {
+	return imagePull(run, workload, v["image"])
+}
+
+func crashLoop(run, workload string, interval time.Duration) client.Object {
+	return podStage("nodeprint-crash-loop-"+run, podSelector(run, workload, "crash-loop", "Running"), interval, notReadyPod+`containerStatuses:
 {{ range $index, $item := .status.containerStatuses }}
 - image: {{ $item.image | Quote }}
   name: {{ $item.name | Quote }}
@@ -173,34 +179,12 @@ containerStatuses:
       reason: CrashLoopBackOff
       message: "back-off restarting failed container (nodeprint fault crash-loop)"
 {{ end }}
-`},
-	})
+`)
 }
 
 func imagePull(run, workload, image string) client.Object {
-	return stage("nodeprint-image-pull-"+run, map[string]any{
-		"resourceRef": map[string]any{"apiGroup": "v1", "kind": "Pod"},
-		"selector": podSelector(run, workload, "image-pull-failure", "Pending",
-			expr(".spec.nodeName", "Exists")),
-		"weight": int64(faultWeight),
-		"delay":  map[string]any{"durationMilliseconds": ms(5 * time.Second)},
-		"next": map[string]any{"statusTemplate": `{{ $now := Now }}
-conditions:
-- type: Initialized
-  status: "True"
-  lastTransitionTime: {{ $now | Quote }}
-- type: Ready
-  status: "False"
-  reason: ContainersNotReady
-  lastTransitionTime: {{ $now | Quote }}
-- type: ContainersReady
-  status: "False"
-  reason: ContainersNotReady
-  lastTransitionTime: {{ $now | Quote }}
-- type: PodScheduled
-  status: "True"
-  lastTransitionTime: {{ $now | Quote }}
-containerStatuses:
+	return podStage("nodeprint-image-pull-"+run,
+		podSelector(run, workload, "image-pull-failure", "Pending", expr(".spec.nodeName", "Exists")), 5*time.Second, notReadyPod+`containerStatuses:
 {{ range $index, $item := .spec.containers }}
 - image: {{ $item.image | Quote }}
   name: {{ $item.name | Quote }}
@@ -212,8 +196,7 @@ containerStatuses:
       reason: ImagePullBackOff
       message: {{ printf "Back-off pulling image %q (nodeprint fault image-pull-failure)" $item.image | Quote }}
 {{ end }}
-`},
-	})
+`)
 }
 
 // nodeNotReady turns the run's nodes NotReady some time after they became
