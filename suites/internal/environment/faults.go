@@ -3,7 +3,6 @@ package environment
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
@@ -13,7 +12,6 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/faults"
 	"github.com/nodeprint/nodeprint/pkg/run"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
-	"github.com/nodeprint/nodeprint/pkg/toolchain"
 )
 
 // FaultScenariosDir holds the fault scenarios, relative to the repository root.
@@ -22,27 +20,16 @@ const FaultScenariosDir = "fixtures/scenarios/faults"
 // FaultScenarioEntries makes one entry per fault scenario, labelled
 // scenario:<name>, fault:<fault> and layer:<expected layer>.
 func FaultScenarioEntries(dir string, decorators ...any) []TableEntry {
-	tc, err := toolchain.Find()
-	if err != nil {
-		return []TableEntry{Entry("loading scenarios", append([]any{(*scenario.Scenario)(nil), err}, decorators...)...)}
-	}
-	ss, err := run.Loader(tc).LoadDir(filepath.Join(tc.Root, dir))
-	if err != nil {
-		return []TableEntry{Entry("loading scenarios in "+dir, append([]any{(*scenario.Scenario)(nil), err}, decorators...)...)}
-	}
-	var out []TableEntry
-	for _, s := range ss {
-		labels := []string{"scenario:" + s.Metadata.Name}
+	return scenarioEntries(dir, func(s *scenario.Scenario) []string {
+		var labels []string
 		if f := s.Spec.Fault; f != nil {
 			labels = append(labels, "fault:"+f.Name)
 			if f.Expect != nil {
 				labels = append(labels, "layer:"+f.Expect.Layer)
 			}
 		}
-		args := append([]any{s, error(nil), Label(labels...)}, decorators...)
-		out = append(out, Entry(s.Metadata.Name, args...))
-	}
-	return out
+		return labels
+	}, decorators)
 }
 
 // ExpectAttributed runs the fault scenario (clean, then faulted; the

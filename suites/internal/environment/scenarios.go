@@ -25,6 +25,11 @@ const BaselineScenariosDir = "fixtures/scenarios"
 // that does not load yields one entry carrying the loader's error, so a bad
 // file fails the suite instead of vanishing from it.
 func ScenarioEntries(dir string, decorators ...any) []TableEntry {
+	return scenarioEntries(dir, func(*scenario.Scenario) []string { return nil }, decorators)
+}
+
+// scenarioEntries is ScenarioEntries with more labels per scenario.
+func scenarioEntries(dir string, labels func(*scenario.Scenario) []string, decorators []any) []TableEntry {
 	tc, err := toolchain.Find()
 	if err != nil {
 		return []TableEntry{Entry("loading scenarios", append([]any{(*scenario.Scenario)(nil), err}, decorators...)...)}
@@ -35,7 +40,7 @@ func ScenarioEntries(dir string, decorators ...any) []TableEntry {
 	}
 	var out []TableEntry
 	for _, s := range ss {
-		args := append([]any{s, error(nil), Label("scenario:" + s.Metadata.Name)}, decorators...)
+		args := append([]any{s, error(nil), Label(append([]string{"scenario:" + s.Metadata.Name}, labels(s)...)...)}, decorators...)
 		out = append(out, Entry(s.Metadata.Name, args...))
 	}
 	return out
