@@ -10,6 +10,7 @@ package attribute
 import (
 	_ "embed"
 	"fmt"
+	"regexp"
 	"strings"
 	"sync"
 
@@ -59,6 +60,21 @@ func (c Condition) holds(v float64) bool {
 type Check struct {
 	Command string `json:"command"`
 	Why     Text   `json:"why"`
+	// Shows is a regular expression the command's output matches when the
+	// rule's pattern is present: the runbooks print it as what to look
+	// for, and the runbook test asserts it against a live fault. Empty when
+	// the output has no fixed text to look for.
+	Shows string `json:"shows,omitempty"`
+}
+
+// Escalation is what on-call does with a verdict of one layer.
+type Escalation struct {
+	// When is the point at which to hand over to the layer's owner.
+	When Text `json:"when"`
+	// Attach is what the hand-over carries.
+	Attach Text `json:"attach"`
+	// Meanwhile is the mitigation on-call may apply before the owner answers.
+	Meanwhile Text `json:"meanwhile"`
 }
 
 // Rule is one attribution rule.
@@ -74,8 +90,9 @@ type Rule struct {
 
 // RuleSet is the rules and the owner of each layer.
 type RuleSet struct {
-	Owners map[string]Text `json:"owners"`
-	Rules  []Rule          `json:"rules"`
+	Owners     map[string]Text       `json:"owners"`
+	Escalation map[string]Escalation `json:"escalation"`
+	Rules      []Rule                `json:"rules"`
 }
 
 //go:embed rules.yaml
@@ -140,11 +157,21 @@ func ParseRules(b []byte) (*RuleSet, error) {
 			if !strings.HasPrefix(c.Command, "kubectl ") || c.Why.En == "" || c.Why.Zh == "" {
 				errs = append(errs, fmt.Sprintf("%s: checks[%d]: a kubectl command with why in en and zh", at, j))
 			}
+			if _, err := regexp.Compile(c.Shows); err != nil {
+				errs = append(errs, fmt.Sprintf("%s: checks[%d].shows: %v", at, j, err))
+			}
 		}
 	}
 	for _, l := range []string{"L1", "L2", "L3"} {
 		if o := rs.Owners[l]; o.En == "" || o.Zh == "" {
 			errs = append(errs, "owners."+l+": needs en and zh")
+		}
+		e := rs.Escalation[l]
+		for _, t := range []Text{e.When, e.Attach, e.Meanwhile} {
+			if t.En == "" || t.Zh == "" {
+				errs = append(errs, "escalation."+l+": when, attach and meanwhile need en and zh")
+				break
+			}
 		}
 	}
 	if len(errs) > 0 {

@@ -1,0 +1,44 @@
+package attribute
+
+import "fmt"
+
+// signalHelpZh is each signal's Help in Chinese, for the Chinese runbooks.
+// A test checks that every signal has one and that none is left over.
+var signalHelpZh = map[string]string{
+	"harness.healthy":                  "harness 自身的环境（控制平面、Karpenter 进程）保持健康时为 1",
+	"api.karpenterErrors":              "运行期间 Karpenter 失败的 API 请求数（连接错误、5xx、429），来自其 rest_client_requests_total 指标",
+	"api.karpenterLatencyMs":           "运行期间 Karpenter API 请求的平均延迟，单位毫秒（client_go_request_duration_seconds）",
+	"cloud.insufficientCapacityEvents": "本次运行的 NodeClaim 上的 InsufficientCapacityError 事件数（含重复）",
+	"policy.nodeClassMissing":          "NodePool 引用的 NodeClass 不存在时为 1",
+	"nodeclaims.launchedNotRegistered": fmt.Sprintf("在运行结束前至少 %s 已 Launched、但仍未 Registered 的 NodeClaim 数", RegistrationTimeout),
+	"nodes.notReady":                   "本次运行中曾经 Ready、结束时为 NotReady 的节点数",
+	"nodes.ready":                      "本次运行结束时 Ready 的节点数",
+	"nodeclaims.readySlowdownSeconds":  "NodeClaim 从创建到初始化耗时的中位数，减去基线允许的最大值，单位秒",
+	"nodeclaims.inFlight":              "本次运行中存在但尚未初始化的 NodeClaim 数",
+	"nodeclaims.replaced":              "运行期间注册过节点后又被删除（中断）的 NodeClaim 数，基线运行中应为零",
+	"pods.pending":                     "运行结束时仍未调度的 Pod 数",
+	"pods.pendingLong":                 fmt.Sprintf("运行结束时仍未调度、且创建于结束前至少 %s 的 Pod 数", PendingGrace),
+	"fit.pendingFitCatalog":            "每个有 Pending Pod 的工作负载都能被实例目录中的某个实例类型容纳时为 1（Karpenter 的实例模型，requests 对比 allocatable）",
+	"fit.pendingFitNodePool":           "每个有 Pending Pod 的工作负载都能被 NodePool 允许的某个实例类型容纳时为 1",
+	"policy.limitsReached":             "NodePool 设置了 limits，且当前用量再加一个 Pod 会超出，或 Karpenter 报告已超出时为 1",
+	"selection.policyViolations":       "本次运行中标签不满足 NodePool 约束的节点数",
+	"selection.nodesOverRequested":     "本次运行中其上 Pod 的 requests 超过实例 allocatable 的节点数（0 表示 Karpenter 的选择符合 requests）",
+	"pods.oomKilled":                   "本次运行中容器上次终止原因为 OOMKilled 的 Pod 数",
+	"pods.restarts":                    "本次运行所有 Pod 的容器重启次数之和",
+	"pods.crashLooping":                "本次运行中处于 CrashLoopBackOff、或因 OOMKilled 以外原因退出后重启的 Pod 数",
+	"pods.imagePullFailing":            "本次运行中容器处于 ErrImagePull 或 ImagePullBackOff 的 Pod 数",
+	"pods.cpuUsageOverRequest":         "Pod 的 CPU 用量（metrics.k8s.io）与其 CPU requests 之比的最大值",
+	"workload.replicaGrowth":           "各工作负载当前期望副本数减去应用时的副本数之和（HPA 在起作用）",
+	"selection.nodesDelta":             "运行结束时的节点数减去任一基线运行中的最大节点数",
+	"diff.regressions":                 "指纹相对基线、校验不通过的偏差数",
+	"inputs.policyChanged":             "实际应用的 NodePool 或 NodeClass 与基线运行不同时为 1",
+	"inputs.workloadChanged":           "实际应用的某个工作负载的 Pod 模板与基线运行不同时为 1",
+}
+
+// HelpIn returns the signal's help in a language ("en" or "zh").
+func (s SignalDef) HelpIn(lang string) string {
+	if h, ok := signalHelpZh[s.ID]; ok && lang == "zh" {
+		return h
+	}
+	return s.Help
+}
