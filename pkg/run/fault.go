@@ -28,12 +28,21 @@ import (
 type FaultOption func(*faultOpts)
 
 type faultOpts struct {
-	onInject func(faults.Injector)
+	onInject     func(faults.Injector)
+	whileFaulted func(context.Context, *Result)
 }
 
 // OnInject is called with the injector before it injects, so a caller can
 // register its Restore (Ginkgo's DeferCleanup). RunFault restores it too.
 func OnInject(f func(faults.Injector)) FaultOption { return func(o *faultOpts) { o.onInject = f } }
+
+// WhileFaulted is called once the faulted run has settled, with its
+// result, while the fault is still injected and the run's objects exist:
+// the moment an on-call engineer would run the runbook's commands. It is
+// not called when the run fails before settling.
+func WhileFaulted(f func(context.Context, *Result)) FaultOption {
+	return func(o *faultOpts) { o.whileFaulted = f }
+}
 
 // FaultResult is a fault scenario's baseline run, faulted run and verdict.
 type FaultResult struct {
@@ -61,14 +70,14 @@ func (r *Runner) RunFault(ctx context.Context, s *scenario.Scenario, opts ...Fau
 	if s.Spec.Fault == nil {
 		return nil, fmt.Errorf("scenario %s has no fault block", s.Metadata.Name)
 	}
-	o := &faultOpts{onInject: func(faults.Injector) {}}
+	o := &faultOpts{onInject: func(faults.Injector) {}, whileFaulted: func(context.Context, *Result) {}}
 	for _, f := range opts {
 		f(o)
 	}
 	clean := *s
 	clean.Spec.Fault = nil
 	r.progress(fmt.Sprintf("scenario %s: baseline run (no fault)", s.Metadata.Name))
-	base, err := r.run(ctx, &clean, nil)
+	base, err := r.run(ctx, &clean, hooks{})
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: baseline run: %w", s.Metadata.Name, err)
 	}
@@ -77,7 +86,7 @@ func (r *Runner) RunFault(ctx context.Context, s *scenario.Scenario, opts ...Fau
 		return nil, err
 	}
 	r.progress(fmt.Sprintf("scenario %s: faulted run (%s)", s.Metadata.Name, s.Spec.Fault.Name))
-	faulted, err := r.run(ctx, s, o.onInject)
+	faulted, err := r.run(ctx, s, hooks{onInject: o.onInject, whileFaulted: o.whileFaulted})
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: faulted run: %w", s.Metadata.Name, err)
 	}

@@ -92,10 +92,16 @@ func NewID(s *scenario.Scenario) string { return s.Metadata.Name + "-" + rand.St
 // Run executes the scenario once (with its fault, if it has one) and
 // removes what it created, also when it fails or ctx is cancelled.
 func (r *Runner) Run(ctx context.Context, s *scenario.Scenario) (res *Result, err error) {
-	return r.run(ctx, s, func(faults.Injector) {})
+	return r.run(ctx, s, hooks{})
 }
 
-func (r *Runner) run(ctx context.Context, s *scenario.Scenario, onInject func(faults.Injector)) (res *Result, err error) {
+// hooks let RunFault's caller act at two moments of the faulted run.
+type hooks struct {
+	onInject     func(faults.Injector)
+	whileFaulted func(context.Context, *Result)
+}
+
+func (r *Runner) run(ctx context.Context, s *scenario.Scenario, h hooks) (res *Result, err error) {
 	cat, err := catalog.Load(s.CatalogPath)
 	if err != nil {
 		return nil, err
@@ -135,7 +141,9 @@ func (r *Runner) run(ctx context.Context, s *scenario.Scenario, onInject func(fa
 		if inj, err = r.newInjector(s, id, objs, shapes); err != nil {
 			return nil, err
 		}
-		onInject(inj)
+		if h.onInject != nil {
+			h.onInject(inj)
+		}
 		// Restored before the run's objects are removed, so that cleanup
 		// runs on a healthy cluster.
 		defer func() {
@@ -181,7 +189,11 @@ func (r *Runner) run(ctx context.Context, s *scenario.Scenario, onInject func(fa
 	}
 	r.progress(fmt.Sprintf("run %s: %s: %d node(s) %s, $%.4f/h", id, outcome, fp.Selection.Nodes, fp.Selection.Key(), fp.Selection.HourlyCost))
 	facts := r.facts(ctx, objs, shapes, apiBefore)
-	return &Result{ID: id, Observation: snap, Fingerprint: fp, Catalog: cat, Facts: facts, Inputs: inputs, Fault: inj}, nil
+	res = &Result{ID: id, Observation: snap, Fingerprint: fp, Catalog: cat, Facts: facts, Inputs: inputs, Fault: inj}
+	if h.whileFaulted != nil && inj != nil {
+		h.whileFaulted(ctx, res)
+	}
+	return res, nil
 }
 
 // expectedPods is the sum of the Deployments' desired replicas, as the API

@@ -37,9 +37,18 @@ type Loader struct {
 // LoadDir loads every *.yaml file directly in dir, sorted by name, and
 // rejects duplicate scenario names.
 func (l *Loader) LoadDir(dir string) ([]*Scenario, error) {
-	entries, err := os.ReadDir(dir)
+	files, err := YAMLFiles(dir)
 	if err != nil {
 		return nil, fmt.Errorf("failed to read scenarios: %w", err)
+	}
+	return l.LoadFiles(files...)
+}
+
+// YAMLFiles lists the *.yaml and *.yml files directly in dir, sorted.
+func YAMLFiles(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
 	}
 	var files []string
 	for _, e := range entries {
@@ -48,7 +57,7 @@ func (l *Loader) LoadDir(dir string) ([]*Scenario, error) {
 		}
 	}
 	sort.Strings(files)
-	return l.LoadFiles(files...)
+	return files, nil
 }
 
 // LoadFiles loads the given files and rejects duplicate scenario names.
