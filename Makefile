@@ -53,6 +53,10 @@ e2e: tools ## Start the local cluster, run the suites against the committed fing
 accuracy: tools ## Run every fault scenario RUNS times (default 3) and print the confusion matrix
 	bin/nodeprint attribute --matrix --runs $(or $(RUNS),3) fixtures/scenarios/faults
 
+.PHONY: sop
+sop: tools ## Regenerate the runbooks in runbooks/ from the rules and the recorded fingerprints (commit the result)
+	bin/nodeprint sop --out runbooks
+
 .PHONY: bench
 bench: tools ## Run the benchmarks (none yet: the performance issue adds them)
 	@echo "note: no benchmarks exist yet; the performance issue adds them"

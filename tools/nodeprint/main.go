@@ -63,7 +63,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	case errors.As(err, &missing), errors.As(err, &phase), errors.As(err, &absent):
 		return exitEnvironment
-	case errors.As(err, new(regressionError)), errors.As(err, new(wrongError)):
+	case errors.As(err, new(regressionError)), errors.As(err, new(wrongError)), errors.As(err, new(staleError)):
 		return exitFailed
 	default:
 		return exitFailed
@@ -81,6 +81,7 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newClusterCmd(stdout, stderr), newRecordCmd(stdout, stderr), newVerifyCmd(stdout, stderr),
-		newRunCmd(stdout, stderr), newAttributeCmd(stdout, stderr), newFaultsCmd(stdout), newRulesCmd(stdout))
+		newRunCmd(stdout, stderr), newAttributeCmd(stdout, stderr), newFaultsCmd(stdout), newRulesCmd(stdout),
+		newSOPCmd(stdout))
 	return root
 }

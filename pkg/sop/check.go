@@ -1,0 +1,233 @@
+package sop
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nodeprint/nodeprint/pkg/attribute"
+	"github.com/nodeprint/nodeprint/pkg/observe"
+	"github.com/nodeprint/nodeprint/pkg/scenario"
+)
+
+// Vars are the values of a runbook command's placeholders.
+type Vars struct {
+	Namespace string
+	NodePool  string
+	Node      string
+}
+
+var (
+	placeholder = regexp.MustCompile(`<(namespace|nodepool|node)>`)
+	// A placeholder's value goes into a command an engineer pastes into a
+	// shell, so it must be a Kubernetes name and nothing a shell reads.
+	safeValue = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`)
+)
+
+// Expand fills in a command's placeholders.
+func Expand(command string, v Vars) (string, error) {
+	return expand(command, v, func(s string) string { return s })
+}
+
+// ExpandShows fills in the placeholders of a shows pattern, so that a
+// pattern can insist on the run's own objects (an event of another run
+// must not pass for this one's).
+func ExpandShows(pattern string, v Vars) (string, error) {
+	return expand(pattern, v, regexp.QuoteMeta)
+}
+
+func expand(s string, v Vars, quote func(string) string) (string, error) {
+	var errs []error
+	out := placeholder.ReplaceAllStringFunc(s, func(p string) string {
+		val := map[string]string{"<namespace>": v.Namespace, "<nodepool>": v.NodePool, "<node>": v.Node}[p]
+		if !safeValue.MatchString(val) {
+			errs = append(errs, fmt.Errorf("placeholder %s: %q is not a Kubernetes name", p, val))
+		}
+		return quote(val)
+	})
+	return out, errors.Join(errs...)
+}
+
+// VarsFor names the run's namespace and NodePool (both are the run id) and
+// the node a node-level command should look at: a NotReady node when there
+// is one (that is the node the runbook is about), else the first by name.
+func VarsFor(run string, ob *observe.Observation) Vars {
+	v := Vars{Namespace: run, NodePool: run}
+	var names []string
+	for name, n := range ob.Nodes {
+		if n.Deleted.IsZero() {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if ob.Nodes[name].NotReady {
+			v.Node = name
+			return v
+		}
+	}
+	if len(names) > 0 {
+		v.Node = names[0]
+	}
+	return v
+}
+
+// CheckResult is one runbook command run against a cluster.
+type CheckResult struct {
+	Rule string
+	// Command is the command as the runbook prints it; Ran is what ran.
+	Command string
+	Ran     string
+	// Shows is the pattern the runbook says the output shows ("" when it
+	// names none).
+	Shows  string
+	Stdout string
+	Stderr string
+	Err    error
+}
+
+// Problem says what is wrong with the result, or "" when the command
+// succeeded and its output shows what the runbook says.
+func (c CheckResult) Problem() string {
+	switch {
+	case c.Err != nil:
+		return fmt.Sprintf("%s: %s failed: %v\nstderr: %s", c.Rule, c.Ran, c.Err, strings.TrimSpace(c.Stderr))
+	case c.Shows != "" && !regexp.MustCompile(c.Shows).MatchString(c.Stdout):
+		return fmt.Sprintf("%s: the output of %s does not show /%s/:\n%s", c.Rule, c.Ran, c.Shows, c.Stdout)
+	}
+	return ""
+}
+
+type checkOptions struct {
+	kubeconfig string
+	binDir     string
+	timeout    time.Duration
+	noSymptom  bool
+}
+
+// CheckOption configures RunChecks.
+type CheckOption func(*checkOptions)
+
+// WithKubeconfig sets KUBECONFIG for the commands (default: inherited).
+func WithKubeconfig(path string) CheckOption { return func(o *checkOptions) { o.kubeconfig = path } }
+
+// WithBinDir puts dir first on PATH, so that `kubectl` is the project's
+// pinned one (default: PATH as inherited).
+func WithBinDir(dir string) CheckOption { return func(o *checkOptions) { o.binDir = dir } }
+
+// WithCommandTimeout bounds each command (default 30 s).
+func WithCommandTimeout(d time.Duration) CheckOption { return func(o *checkOptions) { o.timeout = d } }
+
+// WithoutSymptom checks only that the commands succeed: for a rule whose
+// pattern the running fault does not reproduce.
+func WithoutSymptom() CheckOption { return func(o *checkOptions) { o.noSymptom = true } }
+
+// RunChecks runs a rule's commands as an engineer would paste them into
+// bash (with pipefail, so that a failing kubectl before a pipe counts).
+func RunChecks(ctx context.Context, r *attribute.Rule, v Vars, opts ...CheckOption) []CheckResult {
+	o := &checkOptions{timeout: 30 * time.Second}
+	for _, f := range opts {
+		f(o)
+	}
+	env := os.Environ()
+	if o.kubeconfig != "" {
+		env = append(env, "KUBECONFIG="+o.kubeconfig)
+	}
+	if o.binDir != "" {
+		env = append(env, "PATH="+o.binDir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	}
+	var out []CheckResult
+	for _, c := range r.Checks {
+		res := CheckResult{Rule: r.ID, Command: c.Command, Shows: c.Shows}
+		if o.noSymptom {
+			res.Shows = ""
+		}
+		res.Ran, res.Err = Expand(c.Command, v)
+		if res.Err == nil && res.Shows != "" {
+			res.Shows, res.Err = ExpandShows(res.Shows, v)
+		}
+		if res.Err == nil {
+			res.Stdout, res.Stderr, res.Err = runBash(ctx, res.Ran, env, o.timeout)
+		}
+		out = append(out, res)
+	}
+	return out
+}
+
+func runBash(ctx context.Context, command string, env []string, timeout time.Duration) (string, string, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-o", "pipefail", "-c", command)
+	cmd.Env = env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = 5 * time.Second
+	err := cmd.Run()
+	if ctx.Err() == context.DeadlineExceeded {
+		err = fmt.Errorf("timed out after %s: %w", timeout, err)
+	}
+	return stdout.String(), stderr.String(), err
+}
+
+// CheckPlan says which rules' commands to run during which fault
+// scenario's faulted run: each scenario runs its expected rule's commands;
+// a rule that no scenario expects (no fault in the catalog reproduces it)
+// runs during the first scenario of its layer, where its commands can show
+// that they work but not the symptom; the baseline pages' compare command
+// (CompareRule) runs during the first scenario. Unplaced lists rules whose
+// layer has no scenario at all.
+func CheckPlan(rs *attribute.RuleSet, faultScenarios []*scenario.Scenario) (plan map[string][]string, unplaced []string) {
+	plan = map[string][]string{}
+	expected := map[string]bool{}
+	firstOfLayer := map[string]string{}
+	names := make([]string, 0, len(faultScenarios))
+	byName := map[string]*scenario.Scenario{}
+	for _, s := range faultScenarios {
+		names = append(names, s.Metadata.Name)
+		byName[s.Metadata.Name] = s
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		f := byName[n].Spec.Fault
+		if f == nil || f.Expect == nil || f.Expect.Rule == "" {
+			continue
+		}
+		plan[n] = append(plan[n], f.Expect.Rule)
+		expected[f.Expect.Rule] = true
+		if _, ok := firstOfLayer[f.Expect.Layer]; !ok {
+			firstOfLayer[f.Expect.Layer] = n
+		}
+	}
+	if len(names) > 0 {
+		plan[names[0]] = append(plan[names[0]], CompareRule.ID)
+	}
+	for _, r := range rs.Rules {
+		if expected[r.ID] {
+			continue
+		}
+		if n, ok := firstOfLayer[r.Layer]; ok {
+			plan[n] = append(plan[n], r.ID)
+		} else {
+			unplaced = append(unplaced, r.ID)
+		}
+	}
+	return plan, unplaced
+}
+
+// Reproduced reports whether a rule is some fault scenario's expectation,
+// so that its commands are tested against the symptom.
+func Reproduced(ruleID string, faultScenarios []*scenario.Scenario) bool {
+	for _, s := range faultScenarios {
+		if f := s.Spec.Fault; f != nil && f.Expect != nil && f.Expect.Rule == ruleID {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,15 @@
+package sop
+
+import "github.com/nodeprint/nodeprint/pkg/attribute"
+
+// CompareRule holds the command a baseline page tells an engineer to run
+// to compare a live cluster with the baseline. It is shaped as a rule so
+// that the runbook command test runs it like the rules' commands.
+var CompareRule = &attribute.Rule{
+	ID: "baseline-compare",
+	Checks: []attribute.Check{{
+		Command: "kubectl get nodeclaims -l karpenter.sh/nodepool=<nodepool> -L node.kubernetes.io/instance-type,karpenter.sh/capacity-type,topology.kubernetes.io/zone",
+		Why:     attribute.Text{En: "what Karpenter launched", Zh: "Karpenter 创建了什么"},
+		Shows:   "INSTANCE-TYPE +CAPACITY-TYPE +ZONE",
+	}},
+}
