@@ -7,13 +7,16 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive,staticcheck
 
 	"github.com/nodeprint/nodeprint/pkg/scenario"
+	"github.com/nodeprint/nodeprint/pkg/sop"
 	"github.com/nodeprint/nodeprint/suites/internal/environment"
 )
 
 var _ = DescribeTable("fault attribution",
 	func(ctx SpecContext, s *scenario.Scenario, loadErr error) {
 		Expect(loadErr).NotTo(HaveOccurred())
-		res := env.ExpectAttributed(ctx, s)
+		var checks []sop.CheckResult
+		res := env.ExpectAttributed(ctx, s, env.RunbookChecks(s, &checks))
+		env.ExpectRunbookChecksShowSymptoms(s, checks)
 		if *updateFingerprints {
 			env.RecordAnomaly(res)
 		} else {

@@ -35,15 +35,15 @@ func FaultScenarioEntries(dir string, decorators ...any) []TableEntry {
 // ExpectAttributed runs the fault scenario (clean, then faulted; the
 // injector's Restore is registered with DeferCleanup as soon as it exists)
 // and expects the verdict to name the expected layer and rule.
-func (e *Environment) ExpectAttributed(ctx context.Context, s *scenario.Scenario) *run.FaultResult {
+func (e *Environment) ExpectAttributed(ctx context.Context, s *scenario.Scenario, opts ...run.FaultOption) *run.FaultResult {
 	GinkgoHelper()
 	Expect(s.Spec.Fault).NotTo(BeNil(), "%s has no fault block", s.Path)
 	Expect(s.Spec.Fault.Expect).NotTo(BeNil(), "%s: spec.fault.expect is needed in the fault suite", s.Path)
 	By(fmt.Sprintf("running %s clean, then with fault %s", s.Metadata.Name, s.Spec.Fault.Name))
 	r := e.runner(ctx)
-	res, err := r.RunFault(ctx, s, run.OnInject(func(inj faults.Injector) {
+	res, err := r.RunFault(ctx, s, append([]run.FaultOption{run.OnInject(func(inj faults.Injector) {
 		DeferCleanup(inj.Restore)
-	}))
+	})}, opts...)...)
 	Expect(err).NotTo(HaveOccurred())
 	v := res.Verdict
 	AddReportEntry("verdict", v.Summary())

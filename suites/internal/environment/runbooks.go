@@ -1,0 +1,84 @@
+package environment
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
+	. "github.com/onsi/gomega"    //nolint:revive,staticcheck
+
+	"github.com/nodeprint/nodeprint/pkg/attribute"
+	"github.com/nodeprint/nodeprint/pkg/run"
+	"github.com/nodeprint/nodeprint/pkg/scenario"
+	"github.com/nodeprint/nodeprint/pkg/sop"
+	"github.com/nodeprint/nodeprint/pkg/toolchain"
+)
+
+var checkPlan = sync.OnceValues(func() (map[string][]string, error) {
+	tc, err := toolchain.Find()
+	if err != nil {
+		return nil, err
+	}
+	rs, err := attribute.Rules()
+	if err != nil {
+		return nil, err
+	}
+	ss, err := run.Loader(tc).LoadDir(filepath.Join(tc.Root, FaultScenariosDir))
+	if err != nil {
+		return nil, err
+	}
+	plan, unplaced := sop.CheckPlan(rs, ss)
+	if len(unplaced) > 0 {
+		return nil, fmt.Errorf("rules %s have no fault scenario of their layer to run their runbook commands in", strings.Join(unplaced, ", "))
+	}
+	return plan, nil
+})
+
+// RunbookChecks runs, once the faulted run has settled and while the fault
+// is in place, every runbook command of the rules sop.CheckPlan gives this
+// scenario (its expected rule; also, for commands only, the rules of its
+// layer that no fault reproduces), and collects the results in out.
+func (e *Environment) RunbookChecks(s *scenario.Scenario, out *[]sop.CheckResult) run.FaultOption {
+	GinkgoHelper()
+	plan, err := checkPlan()
+	Expect(err).NotTo(HaveOccurred())
+	rs, err := attribute.Rules()
+	Expect(err).NotTo(HaveOccurred())
+	ids := plan[s.Metadata.Name]
+	return run.WhileFaulted(func(ctx context.Context, res *run.Result) {
+		vars := sop.VarsFor(res.ID, res.Observation)
+		for _, id := range ids {
+			r, ok := rs.Rule(id)
+			opts := []sop.CheckOption{sop.WithKubeconfig(e.Kubeconfig), sop.WithBinDir(e.Toolchain.Bin)}
+			switch {
+			case id == sop.CompareRule.ID:
+				r = sop.CompareRule
+			case !ok:
+				continue
+			case s.Spec.Fault.Expect.Rule != id:
+				opts = append(opts, sop.WithoutSymptom())
+			}
+			*out = append(*out, sop.RunChecks(ctx, r, vars, opts...)...)
+		}
+	})
+}
+
+// ExpectRunbookChecksShowSymptoms expects every runbook command that ran
+// during the fault to have succeeded and, for the scenario's own rule, to
+// show what the runbook says it shows.
+func (e *Environment) ExpectRunbookChecksShowSymptoms(s *scenario.Scenario, results []sop.CheckResult) {
+	GinkgoHelper()
+	By("checking that the runbook's commands work and show the symptom of " + s.Spec.Fault.Expect.Rule)
+	Expect(results).NotTo(BeEmpty(), "no runbook command ran during the fault (did the faulted run settle?)")
+	var problems []string
+	for _, r := range results {
+		fmt.Fprintf(GinkgoWriter, "$ %s\n%s\n", r.Ran, strings.TrimRight(r.Stdout+r.Stderr, "\n"))
+		if p := r.Problem(); p != "" {
+			problems = append(problems, p)
+		}
+	}
+	Expect(problems).To(BeEmpty(), "runbook commands that fail or do not show the symptom:\n%s", strings.Join(problems, "\n\n"))
+}
