@@ -8,8 +8,8 @@ import "github.com/nodeprint/nodeprint/pkg/attribute"
 var CompareRule = &attribute.Rule{
 	ID: "baseline-compare",
 	Checks: []attribute.Check{{
-		Command: "kubectl get nodeclaims -l karpenter.sh/nodepool=<nodepool> -L node.kubernetes.io/instance-type,karpenter.sh/capacity-type,topology.kubernetes.io/zone",
-		Why:     attribute.Text{En: "what Karpenter launched", Zh: "Karpenter 创建了什么"},
-		Shows:   "INSTANCE-TYPE +CAPACITY-TYPE +ZONE",
+		Command: "kubectl get nodeclaims -l karpenter.sh/nodepool=<nodepool>",
+		Why:     attribute.Text{En: "what Karpenter launched: instance type, capacity type and zone per NodeClaim", Zh: "Karpenter 创建了什么：每个 NodeClaim 的实例类型、容量类型与可用区"},
+		Shows:   "TYPE +CAPACITY +ZONE",
 	}},
 }
