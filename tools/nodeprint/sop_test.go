@@ -97,7 +97,9 @@ func TestSOPTailoredToATeamsFingerprints(t *testing.T) {
 	scen, fps, out := t.TempDir(), t.TempDir(), t.TempDir()
 	copyFile(t, "../../fixtures/scenarios/web-service.yaml", filepath.Join(scen, "web-service.yaml"), nil)
 	copyFile(t, "../../fingerprints/web-service.yaml", filepath.Join(fps, "web-service.yaml"),
-		func(b []byte) []byte { return bytes.Replace(b, []byte("hourlyCost: 0.4344"), []byte("hourlyCost: 9.8765"), 1) })
+		func(b []byte) []byte {
+			return bytes.Replace(b, []byte("hourlyCost: 0.4344"), []byte("hourlyCost: 9.8765"), 1)
+		})
 	var stdout, stderr bytes.Buffer
 	if code := run(context.Background(), []string{"sop", "--scenarios", scen, "--fingerprints", fps, "--out", out}, &stdout, &stderr); code != exitOK {
 		t.Fatalf("exit %d:\n%s", code, stderr.String())
