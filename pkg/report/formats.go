@@ -1,0 +1,207 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"fmt"
+	"strings"
+)
+
+// JSON is the report as versioned JSON.
+func (r *Report) JSON() ([]byte, error) {
+	b, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
+}
+
+// Markdown is a summary fit for a pull-request comment or
+// $GITHUB_STEP_SUMMARY: a status line, one table row per scenario, and the
+// deviations and evidence of the ones that did not pass.
+func (r *Report) Markdown() ([]byte, error) {
+	var b bytes.Buffer
+	icon := "✅"
+	if r.Summary.Failed > 0 || r.Summary.Errors > 0 {
+		icon = "❌"
+	}
+	fmt.Fprintf(&b, "## %s nodeprint %s: %d passed, %d failed, %d errors\n\n", icon, r.Command, r.Summary.Passed, r.Summary.Failed, r.Summary.Errors)
+	var meta []string
+	if r.Environment.Karpenter != "" {
+		meta = append(meta, "Karpenter "+r.Environment.Karpenter)
+	}
+	if r.Environment.Kubernetes != "" {
+		meta = append(meta, "Kubernetes "+r.Environment.Kubernetes)
+	}
+	if r.Shard != "" {
+		meta = append(meta, "shard "+r.Shard)
+	}
+	if r.Parallel > 1 {
+		meta = append(meta, fmt.Sprintf("parallel %d", r.Parallel))
+	}
+	meta = append(meta, fmt.Sprintf("%s, exit code %d", r.Finished.Sub(r.Started).Round(1e9), r.Summary.ExitCode))
+	fmt.Fprintf(&b, "%s\n\n", strings.Join(meta, " · "))
+	b.WriteString("| | scenario | verdict | expected | seconds |\n|---|---|---|---|---|\n")
+	for _, s := range r.Scenarios {
+		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %.0f |\n", statusIcon(s.Status), s.Name, cell(verdictText(&s)), cell(expectedText(&s)), s.Seconds)
+	}
+	for _, s := range r.Scenarios {
+		if s.Status == Passed {
+			continue
+		}
+		fmt.Fprintf(&b, "\n### %s `%s`\n\n", statusIcon(s.Status), s.Name)
+		if s.Error != "" {
+			fmt.Fprintf(&b, "Error: %s\n", s.Error)
+			continue
+		}
+		if v := s.Verdict; v != nil {
+			fmt.Fprintf(&b, "Verdict **%s**", v.Verdict)
+			if v.Rule != "" {
+				fmt.Fprintf(&b, " by `%s` (%s); owner: %s", v.Rule, v.Title.En, v.Owner.En)
+			}
+			b.WriteString("\n\n")
+			if v.Reason != "" {
+				fmt.Fprintf(&b, "%s\n\n", v.Reason)
+			}
+			if len(v.Fired) > 0 {
+				for _, e := range v.Fired[0].Evidence {
+					fmt.Fprintf(&b, "- evidence: `%s`\n", e.String())
+				}
+				b.WriteString("\n")
+			}
+		}
+		if s.Diff != nil && len(s.Diff.Deviations) > 0 {
+			b.WriteString("| field | baseline | observed | severity |\n|---|---|---|---|\n")
+			for _, d := range s.Diff.Deviations {
+				fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", d.Path, cell(d.Baseline), cell(d.Observed), d.Severity)
+			}
+			b.WriteString("\n")
+		}
+		if s.Runbook != "" {
+			fmt.Fprintf(&b, "Runbook: `%s`\n", s.Runbook)
+		}
+	}
+	return b.Bytes(), nil
+}
+
+func statusIcon(s string) string {
+	switch s {
+	case Passed:
+		return "✅"
+	case Failed:
+		return "❌"
+	}
+	return "⚠️"
+}
+
+func verdictText(s *Scenario) string {
+	switch {
+	case s.Error != "":
+		return "error"
+	case s.Verdict == nil:
+		return "–"
+	case s.Verdict.Rule != "":
+		return s.Verdict.Verdict + " (" + s.Verdict.Rule + ")"
+	}
+	return s.Verdict.Verdict
+}
+
+func expectedText(s *Scenario) string {
+	switch {
+	case s.Expected == nil:
+		return "none (baseline)"
+	case s.Expected.Rule != "":
+		return s.Expected.Layer + " (" + s.Expected.Rule + ")"
+	}
+	return s.Expected.Layer
+}
+
+func cell(s string) string {
+	return strings.ReplaceAll(strings.ReplaceAll(s, "\n", " "), "|", `\|`)
+}
+
+// junit is the subset of the JUnit XML format CI systems read (GitLab,
+// Jenkins, GitHub test reporters).
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Time     float64      `xml:"time,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name      string      `xml:"name,attr"`
+	Tests     int         `xml:"tests,attr"`
+	Failures  int         `xml:"failures,attr"`
+	Errors    int         `xml:"errors,attr"`
+	Time      float64     `xml:"time,attr"`
+	Timestamp string      `xml:"timestamp,attr"`
+	Cases     []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	File      string        `xml:"file,attr,omitempty"`
+	Time      float64       `xml:"time,attr"`
+	Failure   *junitProblem `xml:"failure,omitempty"`
+	Error     *junitProblem `xml:"error,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitProblem struct {
+	Message string `xml:"message,attr"`
+	Type    string `xml:"type,attr"`
+	Body    string `xml:",chardata"`
+}
+
+// JUnit is the report as JUnit XML: one test case per scenario.
+func (r *Report) JUnit() ([]byte, error) {
+	secs := r.Finished.Sub(r.Started).Seconds()
+	suite := junitSuite{Name: "nodeprint " + r.Command, Tests: r.Summary.Total, Failures: r.Summary.Failed, Errors: r.Summary.Errors,
+		Time: secs, Timestamp: r.Started.Format("2006-01-02T15:04:05Z")}
+	for _, s := range r.Scenarios {
+		c := junitCase{Name: s.Name, Classname: "nodeprint." + r.Command, File: s.File, Time: s.Seconds, SystemOut: verdictText(&s)}
+		switch s.Status {
+		case Failed:
+			c.Failure = &junitProblem{Message: "got " + verdictText(&s) + ", expected " + expectedText(&s), Type: "regression", Body: detail(&s)}
+		case Error:
+			c.Error = &junitProblem{Message: s.Error, Type: "environment", Body: s.Error}
+		}
+		suite.Cases = append(suite.Cases, c)
+	}
+	out := junitSuites{Name: "nodeprint", Tests: suite.Tests, Failures: suite.Failures, Errors: suite.Errors, Time: secs, Suites: []junitSuite{suite}}
+	b, err := xml.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return append([]byte(xml.Header), append(b, '\n')...), nil
+}
+
+// detail is a failure's evidence and deviations as plain text.
+func detail(s *Scenario) string {
+	var b strings.Builder
+	if v := s.Verdict; v != nil {
+		if v.Reason != "" {
+			b.WriteString(v.Reason + "\n")
+		}
+		if len(v.Fired) > 0 {
+			for _, e := range v.Fired[0].Evidence {
+				b.WriteString("evidence: " + e.String() + "\n")
+			}
+		}
+	}
+	if s.Diff != nil {
+		for _, d := range s.Diff.Deviations {
+			fmt.Fprintf(&b, "%s: baseline %s, observed %s (%s)\n", d.Path, d.Baseline, d.Observed, d.Severity)
+		}
+	}
+	if s.Runbook != "" {
+		b.WriteString("runbook: " + s.Runbook + "\n")
+	}
+	return b.String()
+}

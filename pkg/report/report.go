@@ -1,0 +1,233 @@
+// Package report writes the results of a nodeprint invocation (run,
+// verify, a suite) for machines and for people: JSON (versioned, schema in
+// docs/report.schema.json), a Markdown summary for a pull-request comment or
+// a CI step summary, JUnit XML for CI test views, and one self-contained
+// HTML file with a provisioning timeline per scenario.
+package report
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/nodeprint/nodeprint/pkg/attribute"
+	"github.com/nodeprint/nodeprint/pkg/diff"
+	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	"github.com/nodeprint/nodeprint/pkg/observe"
+)
+
+// SchemaVersion is the version of the JSON report. It changes when a field
+// is removed or changes meaning; added fields keep it.
+const SchemaVersion = 1
+
+// Status of one scenario.
+const (
+	Passed = "passed" // the expected attribution, or no regression
+	Failed = "failed" // a regression or another attribution than the expected one
+	Error  = "error"  // the run did not complete (environment, interruption)
+)
+
+// Report is one invocation's results.
+type Report struct {
+	SchemaVersion int    `json:"schemaVersion"`
+	Tool          string `json:"tool"`
+	// Command is what produced it: "run", "verify", "suite:<name>".
+	Command  string    `json:"command"`
+	Started  time.Time `json:"started"`
+	Finished time.Time `json:"finished"`
+	// Shard is "I/N" when the invocation ran a slice of the catalog.
+	Shard       string      `json:"shard,omitempty"`
+	Parallel    int         `json:"parallel,omitempty"`
+	Environment Environment `json:"environment"`
+	Summary     Summary     `json:"summary"`
+	Scenarios   []Scenario  `json:"scenarios"`
+}
+
+// Environment is what the runs ran on.
+type Environment struct {
+	Karpenter  string `json:"karpenter,omitempty"`
+	Kubernetes string `json:"kubernetes,omitempty"`
+	Cluster    string `json:"cluster,omitempty"`
+}
+
+// Summary counts the scenarios and gives the exit code the CLI returns.
+type Summary struct {
+	Total    int `json:"total"`
+	Passed   int `json:"passed"`
+	Failed   int `json:"failed"`
+	Errors   int `json:"errors"`
+	ExitCode int `json:"exitCode"`
+}
+
+// Scenario is one scenario's result.
+type Scenario struct {
+	Name   string `json:"name"`
+	File   string `json:"file,omitempty"`
+	Status string `json:"status"`
+	// Fault and Expected are set for a fault scenario.
+	Fault    string       `json:"fault,omitempty"`
+	Expected *Expectation `json:"expected,omitempty"`
+	Seconds  float64      `json:"seconds"`
+	// Runs are the run ids (namespace and NodePool names) it used.
+	Runs     []string                 `json:"runs,omitempty"`
+	Verdict  *attribute.Verdict       `json:"verdict,omitempty"`
+	Baseline *fingerprint.Baseline    `json:"baseline,omitempty"`
+	Observed *fingerprint.Fingerprint `json:"observed,omitempty"`
+	Diff     *diff.Diff               `json:"diff,omitempty"`
+	Timeline *Timeline                `json:"timeline,omitempty"`
+	// Runbook is the runbook page of the deciding rule, relative to the
+	// repository (runbooks/en/rules/<rule>.md).
+	Runbook string `json:"runbook,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+// Expectation is a fault scenario's expected attribution.
+type Expectation struct {
+	Layer string `json:"layer"`
+	Rule  string `json:"rule,omitempty"`
+}
+
+// New starts a report.
+func New(command string, started time.Time) *Report {
+	return &Report{SchemaVersion: SchemaVersion, Tool: "nodeprint", Command: command, Started: started.UTC(), Scenarios: []Scenario{}}
+}
+
+// Add appends a scenario's result.
+func (r *Report) Add(s Scenario) { r.Scenarios = append(r.Scenarios, s) }
+
+// Finish sorts the scenarios by name (parallel runs finish in any order),
+// counts them and records the exit code the invocation ends with.
+func (r *Report) Finish(finished time.Time, exitCode int) {
+	r.Finished = finished.UTC()
+	sort.SliceStable(r.Scenarios, func(i, j int) bool { return r.Scenarios[i].Name < r.Scenarios[j].Name })
+	r.Summary = Summary{Total: len(r.Scenarios), ExitCode: exitCode}
+	for _, s := range r.Scenarios {
+		switch s.Status {
+		case Passed:
+			r.Summary.Passed++
+		case Failed:
+			r.Summary.Failed++
+		default:
+			r.Summary.Errors++
+		}
+	}
+}
+
+// RunbookPage is where the runbooks describe a rule.
+func RunbookPage(rule string) string {
+	if rule == "" {
+		return ""
+	}
+	return "runbooks/en/rules/" + rule + ".md"
+}
+
+// Files are the report files WriteAll writes, by format.
+var Files = map[string]string{"json": "report.json", "markdown": "summary.md", "junit": "junit.xml", "html": "report.html"}
+
+// WriteAll writes every format into dir.
+func (r *Report) WriteAll(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("failed to create the report directory: %w", err)
+	}
+	for _, w := range []struct {
+		name  string
+		write func() ([]byte, error)
+	}{
+		{Files["json"], r.JSON}, {Files["markdown"], r.Markdown}, {Files["junit"], r.JUnit}, {Files["html"], r.HTML},
+	} {
+		b, err := w.write()
+		if err != nil {
+			return fmt.Errorf("failed to render %s: %w", w.name, err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, w.name), b, 0o644); err != nil {
+			return fmt.Errorf("failed to write the report: %w", err)
+		}
+	}
+	return nil
+}
+
+// TimelineOf samples an observation once a second: pods pending and
+// running, NodeClaims by phase and nodes Ready, from the server-side
+// transition times the observer recorded. injected is the fault's
+// injection time (zero for none).
+func TimelineOf(ob *observe.Observation, injected time.Time) *Timeline {
+	if ob == nil || ob.Start.IsZero() {
+		return nil
+	}
+	start := ob.Start
+	if !injected.IsZero() && injected.Before(start) {
+		start = injected
+	}
+	end := ob.End
+	if end.Before(start) {
+		end = start
+	}
+	tl := &Timeline{Start: start.UTC()}
+	if !injected.IsZero() {
+		s := injected.Sub(start).Seconds()
+		tl.FaultInjectedAt = &s
+	}
+	at := func(t time.Time, x time.Time) bool { return !x.IsZero() && !x.After(t) }
+	gone := func(t time.Time, deleted time.Time) bool { return at(t, deleted) }
+	for t := start; !t.After(end.Add(time.Second)); t = t.Add(time.Second) {
+		s := Sample{Second: t.Sub(start).Seconds()}
+		for _, p := range ob.Pods {
+			if !at(t, p.Created) || gone(t, p.Deleted) {
+				continue
+			}
+			switch {
+			case at(t, p.Ready):
+				s.PodsRunning++
+			case !at(t, p.Scheduled):
+				s.PodsPending++
+			default:
+				s.PodsStarting++
+			}
+		}
+		for _, c := range ob.NodeClaims {
+			if !at(t, c.Created) || gone(t, c.Deleted) {
+				continue
+			}
+			switch {
+			case at(t, c.Initialized):
+				s.NodeClaimsInitialized++
+			case at(t, c.Registered):
+				s.NodeClaimsRegistered++
+			case at(t, c.Launched):
+				s.NodeClaimsLaunched++
+			default:
+				s.NodeClaimsCreated++
+			}
+		}
+		for _, n := range ob.Nodes {
+			if at(t, n.Ready) && !gone(t, n.Deleted) {
+				s.NodesReady++
+			}
+		}
+		tl.Samples = append(tl.Samples, s)
+	}
+	return tl
+}
+
+// Timeline is a run's provisioning over time, one sample a second.
+type Timeline struct {
+	Start time.Time `json:"start"`
+	// FaultInjectedAt is seconds from Start to the fault's injection.
+	FaultInjectedAt *float64 `json:"faultInjectedAt,omitempty"`
+	Samples         []Sample `json:"samples"`
+}
+
+// Sample is the state at one second. NodeClaims count in their latest phase.
+type Sample struct {
+	Second                float64 `json:"second"`
+	PodsPending           int     `json:"podsPending"`
+	PodsStarting          int     `json:"podsStarting"`
+	PodsRunning           int     `json:"podsRunning"`
+	NodeClaimsCreated     int     `json:"nodeClaimsCreated"`
+	NodeClaimsLaunched    int     `json:"nodeClaimsLaunched"`
+	NodeClaimsRegistered  int     `json:"nodeClaimsRegistered"`
+	NodeClaimsInitialized int     `json:"nodeClaimsInitialized"`
+	NodesReady            int     `json:"nodesReady"`
+}

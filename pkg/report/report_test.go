@@ -1,0 +1,219 @@
+package report_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"encoding/xml"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/nodeprint/nodeprint/internal/chromium"
+	"github.com/nodeprint/nodeprint/pkg/attribute"
+	"github.com/nodeprint/nodeprint/pkg/diff"
+	"github.com/nodeprint/nodeprint/pkg/observe"
+	"github.com/nodeprint/nodeprint/pkg/report"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+func sec(n int) time.Time { return t0.Add(time.Duration(n) * time.Second) }
+
+// observation: 3 pods created at 0; one NodeClaim created 1, launched 2,
+// registered 4, initialised 5; the node Ready at 5; pods scheduled at 5,
+// ready at 7; the fault injected 2 s before the start.
+func observation() *observe.Observation {
+	ob := &observe.Observation{Run: "web-abcde", Start: t0, End: sec(9),
+		Pods: map[string]*observe.PodRecord{}, NodeClaims: map[string]*observe.NodeClaimRecord{}, Nodes: map[string]*observe.NodeRecord{}}
+	for _, n := range []string{"a", "b", "c"} {
+		ob.Pods[n] = &observe.PodRecord{Name: n, Created: sec(0), Scheduled: sec(5), Ready: sec(7)}
+	}
+	ob.NodeClaims["nc"] = &observe.NodeClaimRecord{Name: "nc", Created: sec(1), Launched: sec(2), Registered: sec(4), Initialized: sec(5)}
+	ob.Nodes["n"] = &observe.NodeRecord{Name: "n", Created: sec(4), Ready: sec(5)}
+	return ob
+}
+
+func TestTimelineCountsEachPhase(t *testing.T) {
+	tl := report.TimelineOf(observation(), t0.Add(-2*time.Second))
+	if tl.FaultInjectedAt == nil || *tl.FaultInjectedAt != 0 {
+		t.Fatalf("fault injected at %v, want 0 (the timeline starts at the injection)", tl.FaultInjectedAt)
+	}
+	// Second 2 is the observation's start; 2+n is n seconds after it.
+	want := map[float64]report.Sample{
+		2: {Second: 2, PodsPending: 3},
+		3: {Second: 3, PodsPending: 3, NodeClaimsCreated: 1},
+		4: {Second: 4, PodsPending: 3, NodeClaimsLaunched: 1},
+		6: {Second: 6, PodsPending: 3, NodeClaimsRegistered: 1},
+		7: {Second: 7, PodsStarting: 3, NodeClaimsInitialized: 1, NodesReady: 1},
+		9: {Second: 9, PodsRunning: 3, NodeClaimsInitialized: 1, NodesReady: 1},
+	}
+	for _, s := range tl.Samples {
+		if w, ok := want[s.Second]; ok {
+			if diff := cmp.Diff(w, s); diff != "" {
+				t.Errorf("second %v (-want +got):\n%s", s.Second, diff)
+			}
+			delete(want, s.Second)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("no samples at %v", want)
+	}
+}
+
+func sampleReport() *report.Report {
+	r := report.New("run", t0)
+	r.Environment = report.Environment{Karpenter: "v1.14.1", Kubernetes: "v1.36.3"}
+	r.Add(report.Scenario{Name: "web-service", File: "fixtures/scenarios/web-service.yaml", Status: report.Passed, Seconds: 31,
+		Runs: []string{"web-service-abcde"}, Verdict: &attribute.Verdict{Verdict: attribute.None, Reason: "no rule fired and the fingerprint matches the baseline", Fired: []attribute.Fired{}},
+		Diff: &diff.Diff{Scenario: "web-service", Deviations: []diff.Deviation{}}, Timeline: report.TimelineOf(observation(), time.Time{})})
+	r.Add(report.Scenario{Name: "memory-leak", File: "fixtures/scenarios/faults/memory-leak.yaml", Status: report.Failed, Seconds: 95.4,
+		Fault: "memory-leak", Expected: &report.Expectation{Layer: "L3", Rule: "L3-oom-killed"},
+		Verdict: &attribute.Verdict{Verdict: "L2-orchestration", Layer: "L2", Rule: "L2-no-provisioning", Title: attribute.Text{En: "Karpenter does not provision for pods that fit"},
+			Owner: attribute.Text{En: "platform team"}, Fired: []attribute.Fired{{Rule: "L2-no-provisioning", Layer: "L2", Evidence: []attribute.Value{{ID: "pods.pendingLong", Value: 2, Available: true}}}}},
+		Diff:    &diff.Diff{Scenario: "memory-leak", Deviations: []diff.Deviation{{Path: "outcomes.oomKilled", Baseline: "0", Observed: "4", Rule: "pod outcomes must match the baseline", Severity: diff.Regression}}},
+		Runbook: report.RunbookPage("L2-no-provisioning"), Timeline: report.TimelineOf(observation(), t0.Add(-2*time.Second))})
+	r.Add(report.Scenario{Name: "crash-loop", Status: report.Error, Seconds: 12, Fault: "crash-loop", Expected: &report.Expectation{Layer: "L3"},
+		Error: "the environment failed: Karpenter exited"})
+	r.Finish(sec(140), 1)
+	return r
+}
+
+func TestSummaryCountsAndSorts(t *testing.T) {
+	r := sampleReport()
+	if want := (report.Summary{Total: 3, Passed: 1, Failed: 1, Errors: 1, ExitCode: 1}); r.Summary != want {
+		t.Errorf("summary %+v, want %+v", r.Summary, want)
+	}
+	var names []string
+	for _, s := range r.Scenarios {
+		names = append(names, s.Name)
+	}
+	if strings.Join(names, ",") != "crash-loop,memory-leak,web-service" {
+		t.Errorf("scenarios not sorted by name: %v", names)
+	}
+}
+
+// The JSON report validates against the documented schema.
+func TestJSONValidatesAgainstTheSchema(t *testing.T) {
+	c := jsonschema.NewCompiler()
+	schema, err := c.Compile("../../docs/report.schema.json")
+	if err != nil {
+		t.Fatalf("compiling docs/report.schema.json: %v", err)
+	}
+	b, err := sampleReport().JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := schema.Validate(doc); err != nil {
+		t.Fatalf("report.json does not validate: %v", err)
+	}
+	// The schema is strict where the report is ours: an unknown field fails.
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["surprise"] = true
+	if err := schema.Validate(m); err == nil {
+		t.Error("the schema accepted an unknown top-level field")
+	}
+}
+
+func TestJUnit(t *testing.T) {
+	b, err := sampleReport().JUnit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Tests    int `xml:"tests,attr"`
+		Failures int `xml:"failures,attr"`
+		Errors   int `xml:"errors,attr"`
+		Suites   []struct {
+			Cases []struct {
+				Name    string `xml:"name,attr"`
+				Failure *struct {
+					Message string `xml:"message,attr"`
+					Body    string `xml:",chardata"`
+				} `xml:"failure"`
+				Error *struct {
+					Message string `xml:"message,attr"`
+				} `xml:"error"`
+			} `xml:"testcase"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(b, &got); err != nil {
+		t.Fatalf("junit.xml does not parse: %v\n%s", err, b)
+	}
+	if got.Tests != 3 || got.Failures != 1 || got.Errors != 1 || len(got.Suites) != 1 || len(got.Suites[0].Cases) != 3 {
+		t.Fatalf("counts: %+v", got)
+	}
+	leak := got.Suites[0].Cases[1]
+	if leak.Name != "memory-leak" || leak.Failure == nil || !strings.Contains(leak.Failure.Message, "expected L3 (L3-oom-killed)") ||
+		!strings.Contains(leak.Failure.Body, "outcomes.oomKilled") || !strings.Contains(leak.Failure.Body, "runbooks/en/rules/L2-no-provisioning.md") {
+		t.Errorf("memory-leak case: %+v", leak)
+	}
+	if c := got.Suites[0].Cases[0]; c.Error == nil || !strings.Contains(c.Error.Message, "Karpenter exited") {
+		t.Errorf("crash-loop case: %+v", c)
+	}
+}
+
+func TestMarkdownGolden(t *testing.T) {
+	b, err := sampleReport().Markdown()
+	if err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "summary.golden.md")
+	if *update {
+		if err := os.WriteFile(golden, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (regenerate with go test ./pkg/report -update)", err)
+	}
+	if d := cmp.Diff(string(want), string(b)); d != "" {
+		t.Errorf("summary.md (-want +got), regenerate with -update if intended:\n%s", d)
+	}
+}
+
+// The HTML report renders in headless Chromium: no console problems, and
+// each scenario with a timeline shows a chart with its lines drawn.
+func TestHTMLInChromium(t *testing.T) {
+	dir := t.TempDir()
+	r := sampleReport()
+	if err := r.WriteAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range report.Files {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("WriteAll did not write %s: %v", f, err)
+		}
+	}
+	p := chromium.Open(t, "file://"+filepath.Join(dir, "report.html"), "h1")
+	charts := chromium.Eval[[]map[string]float64](p, `Array.from(document.querySelectorAll(".chart svg")).map(s => {
+		const r = s.getBoundingClientRect();
+		return {width: r.width, height: r.height, paths: s.querySelectorAll("path").length};
+	})`)
+	if len(charts) != 2 {
+		t.Fatalf("%d timeline charts, want 2 (the errored scenario has none)", len(charts))
+	}
+	for i, c := range charts {
+		if c["width"] < 300 || c["height"] < 100 || c["paths"] < 7 {
+			t.Errorf("chart %d is not visible or has no lines: %v", i, c)
+		}
+	}
+	if problems := p.Problems(); len(problems) > 0 {
+		t.Errorf("console errors or exceptions:\n%s", strings.Join(problems, "\n"))
+	}
+}
