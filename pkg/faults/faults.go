@@ -121,7 +121,10 @@ type Definition struct {
 	// Summary says what the fault does and through which mechanism.
 	Summary string
 	Params  []Param
-	new     func(v Values, t *Target) (Injector, error)
+	// Exclusive faults act on the whole cluster, so no other scenario may
+	// run beside them (nodeprint run --parallel schedules them alone).
+	Exclusive bool
+	new       func(v Values, t *Target) (Injector, error)
 }
 
 // Values are a fault's parsed parameters, defaults applied.

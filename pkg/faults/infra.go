@@ -30,7 +30,7 @@ const (
 
 func init() {
 	register(&Definition{
-		Name: "capacity-shortage", Layer: L1,
+		Name: "capacity-shortage", Layer: L1, Exclusive: true,
 		Summary: "The cloud refuses offerings (insufficient capacity) through the capacity decorator's ConfigMap. " +
 			"Where the NodePool allows another capacity type or zone, Karpenter falls back and the selection and cost shift; " +
 			"where it does not, pods stay Pending.",

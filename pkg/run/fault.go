@@ -161,7 +161,7 @@ func (r *Runner) facts(ctx context.Context, objs *Objects, cat *fit.Catalog, bef
 		f.Replicas[d.Name] = attribute.Replicas{Applied: applied, Desired: desired}
 	}
 	f.Allocatable = cat.Allocatable()
-	f.PodUsage = r.podUsage(ctx, objs.Namespace.Name)
+	f.PodUsage = PodUsage(ctx, r.client, objs.Namespace.Name)
 	if before != nil {
 		if after, err := readAPIStats(ctx, r.metricsURL()); err == nil {
 			d := after.since(*before)
@@ -195,12 +195,13 @@ func (r *Runner) apiStatsNow(ctx context.Context) *apiStats {
 	return &s
 }
 
-// podUsage reads the pods' usage from metrics.k8s.io; nil when unavailable.
-func (r *Runner) podUsage(ctx context.Context, ns string) map[string]corev1.ResourceList {
+// PodUsage reads the pods' usage in a namespace from metrics.k8s.io; nil
+// when unavailable.
+func PodUsage(ctx context.Context, c client.Client, ns string) map[string]corev1.ResourceList {
 	list := &unstructured.UnstructuredList{}
 	list.SetAPIVersion("metrics.k8s.io/v1beta1")
 	list.SetKind("PodMetricsList")
-	if err := r.client.List(ctx, list, client.InNamespace(ns)); err != nil {
+	if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
 		return nil
 	}
 	out := map[string]corev1.ResourceList{}

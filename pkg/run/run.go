@@ -82,17 +82,24 @@ type Result struct {
 	Facts attribute.Facts
 	// Inputs fingerprint the policy and workloads as applied.
 	Inputs *attribute.Inputs
-	// Fault is the injector of a faulted run.
-	Fault faults.Injector
+	// Fault is the injector of a faulted run; Injected is when it was
+	// injected (zero without a fault).
+	Fault    faults.Injector
+	Injected time.Time
 }
 
 // NewID names a run after its scenario, with a random suffix.
 func NewID(s *scenario.Scenario) string { return s.Metadata.Name + "-" + rand.String(5) }
 
 // Run executes the scenario once (with its fault, if it has one) and
-// removes what it created, also when it fails or ctx is cancelled.
-func (r *Runner) Run(ctx context.Context, s *scenario.Scenario) (res *Result, err error) {
-	return r.run(ctx, s, hooks{})
+// removes what it created, also when it fails or ctx is cancelled. The
+// options act on the fault as in RunFault (OnInject, WhileFaulted).
+func (r *Runner) Run(ctx context.Context, s *scenario.Scenario, opts ...FaultOption) (res *Result, err error) {
+	o := &faultOpts{}
+	for _, f := range opts {
+		f(o)
+	}
+	return r.run(ctx, s, hooks{onInject: o.onInject, whileFaulted: o.whileFaulted})
 }
 
 // hooks let RunFault's caller act at two moments of the faulted run.
@@ -137,6 +144,7 @@ func (r *Runner) run(ctx context.Context, s *scenario.Scenario, h hooks) (res *R
 	}()
 	var inj faults.Injector
 	var minObserve time.Duration
+	var injected time.Time
 	if s.Spec.Fault != nil {
 		if inj, err = r.newInjector(s, id, objs, shapes); err != nil {
 			return nil, err
@@ -154,6 +162,7 @@ func (r *Runner) run(ctx context.Context, s *scenario.Scenario, h hooks) (res *R
 			}
 		}()
 		r.progress(fmt.Sprintf("run %s: injecting fault %s (%s)", id, s.Spec.Fault.Name, inj.Definition().Layer))
+		injected = time.Now()
 		if err := inj.Inject(ctx); err != nil {
 			return nil, fmt.Errorf("failed to inject fault %s: %w", s.Spec.Fault.Name, err)
 		}
@@ -189,7 +198,7 @@ func (r *Runner) run(ctx context.Context, s *scenario.Scenario, h hooks) (res *R
 	}
 	r.progress(fmt.Sprintf("run %s: %s: %d node(s) %s, $%.4f/h", id, outcome, fp.Selection.Nodes, fp.Selection.Key(), fp.Selection.HourlyCost))
 	facts := r.facts(ctx, objs, shapes, apiBefore)
-	res = &Result{ID: id, Observation: snap, Fingerprint: fp, Catalog: cat, Facts: facts, Inputs: inputs, Fault: inj}
+	res = &Result{ID: id, Observation: snap, Fingerprint: fp, Catalog: cat, Facts: facts, Inputs: inputs, Fault: inj, Injected: injected}
 	if h.whileFaulted != nil && inj != nil {
 		h.whileFaulted(ctx, res)
 	}

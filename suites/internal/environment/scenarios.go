@@ -41,6 +41,12 @@ func scenarioEntries(dir string, labels func(*scenario.Scenario) []string, decor
 	var out []TableEntry
 	for _, s := range ss {
 		args := append([]any{s, error(nil), Label(append([]string{"scenario:" + s.Metadata.Name}, labels(s)...)...)}, decorators...)
+		// Under ginkgo -p the specs share one cluster: a cluster-wide fault,
+		// or another catalog (switching it restarts Karpenter), must run
+		// alone, which is what Serial means.
+		if run.Exclusive(s) || s.CatalogPath != tc.Paths().InstanceTypes {
+			args = append(args, Serial)
+		}
 		out = append(out, Entry(s.Metadata.Name, args...))
 	}
 	return out

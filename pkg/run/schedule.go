@@ -1,0 +1,130 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/nodeprint/nodeprint/pkg/faults"
+	"github.com/nodeprint/nodeprint/pkg/scenario"
+)
+
+// Exclusive reports whether a scenario must have its cluster to itself:
+// its fault acts on the whole cluster (the capacity decorator's refusals,
+// Karpenter's connection to the API server).
+func Exclusive(s *scenario.Scenario) bool {
+	if s.Spec.Fault == nil {
+		return false
+	}
+	d, ok := faults.Lookup(s.Spec.Fault.Name)
+	return ok && d.Exclusive
+}
+
+// Phases orders scenarios for concurrent runs on one cluster. Scenarios of
+// one catalog run together (switching the catalog restarts Karpenter, which
+// would disturb every other run); within a catalog, the shared scenarios
+// form one phase and each exclusive scenario a phase of its own. Phases run
+// one after another; the scenarios of a phase may run concurrently. The
+// order is deterministic: catalogs and names sorted.
+func Phases(ss []*scenario.Scenario) [][]*scenario.Scenario {
+	byCatalog := map[string][]*scenario.Scenario{}
+	var catalogs []string
+	for _, s := range ss {
+		if _, ok := byCatalog[s.CatalogPath]; !ok {
+			catalogs = append(catalogs, s.CatalogPath)
+		}
+		byCatalog[s.CatalogPath] = append(byCatalog[s.CatalogPath], s)
+	}
+	sort.Strings(catalogs)
+	var phases [][]*scenario.Scenario
+	for _, c := range catalogs {
+		group := byCatalog[c]
+		sort.SliceStable(group, func(i, j int) bool { return group[i].Metadata.Name < group[j].Metadata.Name })
+		var shared []*scenario.Scenario
+		var alone [][]*scenario.Scenario
+		for _, s := range group {
+			if Exclusive(s) {
+				alone = append(alone, []*scenario.Scenario{s})
+			} else {
+				shared = append(shared, s)
+			}
+		}
+		if len(shared) > 0 {
+			phases = append(phases, shared)
+		}
+		phases = append(phases, alone...)
+	}
+	return phases
+}
+
+// RunPhases calls fn for every scenario, phase after phase, with at most
+// parallel calls at once within a phase. It stops starting scenarios when
+// ctx ends; the errors of all calls are returned joined, by scenario order.
+func RunPhases(ctx context.Context, phases [][]*scenario.Scenario, parallel int, fn func(context.Context, *scenario.Scenario) error) []error {
+	parallel = max(parallel, 1)
+	var errs []error
+	for _, phase := range phases {
+		out := make([]error, len(phase))
+		sem := make(chan struct{}, parallel)
+		var wg sync.WaitGroup
+		for i, s := range phase {
+			if ctx.Err() != nil {
+				break
+			}
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer func() { <-sem }()
+				out[i] = fn(ctx, s)
+			}()
+		}
+		wg.Wait()
+		for _, err := range out {
+			if err != nil {
+				errs = append(errs, err)
+			}
+		}
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return errs
+}
+
+// ShardError is a malformed --shard value.
+type ShardError struct{ Value string }
+
+func (e *ShardError) Error() string {
+	return fmt.Sprintf("--shard %q: want I/N with 1 ≤ I ≤ N, e.g. 2/3", e.Value)
+}
+
+// ParseShard reads "I/N" (1-based).
+func ParseShard(v string) (i, n int, err error) {
+	a, b, ok := strings.Cut(v, "/")
+	i, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil || n < 1 || i < 1 || i > n {
+		return 0, 0, &ShardError{v}
+	}
+	return i, n, nil
+}
+
+// Shard is the i-th of n slices of the scenarios (1-based): sorted by name,
+// every n-th from the i-th, so that the n shards together hold every
+// scenario exactly once and each gets a mix of the catalog, whatever
+// machine or pod runs it.
+func Shard(ss []*scenario.Scenario, i, n int) []*scenario.Scenario {
+	sorted := append([]*scenario.Scenario(nil), ss...)
+	sort.SliceStable(sorted, func(a, b int) bool { return sorted[a].Metadata.Name < sorted[b].Metadata.Name })
+	var out []*scenario.Scenario
+	for k, s := range sorted {
+		if k%n == i-1 {
+			out = append(out, s)
+		}
+	}
+	return out
+}

@@ -1,0 +1,103 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/nodeprint/nodeprint/pkg/scenario"
+)
+
+func sc(name, catalog, fault string) *scenario.Scenario {
+	s := &scenario.Scenario{Metadata: scenario.Metadata{Name: name}, CatalogPath: catalog}
+	if fault != "" {
+		s.Spec.Fault = &scenario.Fault{Name: fault}
+	}
+	return s
+}
+
+func names(phases [][]*scenario.Scenario) string {
+	var out []string
+	for _, p := range phases {
+		var ns []string
+		for _, s := range p {
+			ns = append(ns, s.Metadata.Name)
+		}
+		out = append(out, strings.Join(ns, ","))
+	}
+	return strings.Join(out, " | ")
+}
+
+func TestPhasesGroupCatalogsAndIsolateClusterWideFaults(t *testing.T) {
+	ss := []*scenario.Scenario{
+		sc("web", "generic", ""), sc("aws", "aws.json", ""), sc("leak", "generic", "memory-leak"),
+		sc("capacity", "generic", "capacity-shortage"), sc("api", "generic", "apiserver-degraded"), sc("spot", "aws.json", "capacity-shortage"),
+	}
+	got := names(Phases(ss))
+	want := "aws | spot | leak,web | api | capacity"
+	if got != want {
+		t.Errorf("phases %q, want %q", got, want)
+	}
+}
+
+func TestRunPhasesBoundsConcurrencyAndCollectsErrors(t *testing.T) {
+	var ss []*scenario.Scenario
+	for _, n := range []string{"a", "b", "c", "d", "e"} {
+		ss = append(ss, sc(n, "generic", ""))
+	}
+	var running, peak atomic.Int32
+	errs := RunPhases(context.Background(), Phases(ss), 2, func(_ context.Context, s *scenario.Scenario) error {
+		n := running.Add(1)
+		defer running.Add(-1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		if s.Metadata.Name == "c" {
+			return errors.New("c failed")
+		}
+		return nil
+	})
+	if peak.Load() > 2 {
+		t.Errorf("%d ran at once, want at most 2", peak.Load())
+	}
+	if len(errs) != 1 || errs[0].Error() != "c failed" {
+		t.Errorf("errors %v", errs)
+	}
+}
+
+func TestShardsCoverEveryScenarioOnce(t *testing.T) {
+	var ss []*scenario.Scenario
+	for _, n := range []string{"k", "b", "x", "a", "m", "c", "z"} {
+		ss = append(ss, sc(n, "generic", ""))
+	}
+	seen := map[string]int{}
+	for i := 1; i <= 3; i++ {
+		for _, s := range Shard(ss, i, 3) {
+			seen[s.Metadata.Name]++
+		}
+	}
+	if len(seen) != len(ss) {
+		t.Errorf("shards hold %d of %d scenarios", len(seen), len(ss))
+	}
+	for n, c := range seen {
+		if c != 1 {
+			t.Errorf("%s is in %d shards", n, c)
+		}
+	}
+	if got := names([][]*scenario.Scenario{Shard(ss, 1, 3)}); got != "a,k,z" {
+		t.Errorf("shard 1/3 = %s, want a,k,z (every third by name)", got)
+	}
+	for _, bad := range []string{"", "0/3", "4/3", "1/0", "a/b", "1/3/4", "-1/2"} {
+		if _, _, err := ParseShard(bad); err == nil {
+			t.Errorf("ParseShard(%q) accepted", bad)
+		}
+	}
+	if i, n, err := ParseShard("2/3"); err != nil || i != 2 || n != 3 {
+		t.Errorf("ParseShard(2/3) = %d, %d, %v", i, n, err)
+	}
+}
