@@ -333,6 +333,15 @@ func (l *Local) UseCatalog(ctx context.Context, path string) error {
 	return l.restartKarpenter(ctx, st.APIServerVia)
 }
 
+// Catalog is the instance catalog Karpenter runs with now: the one a
+// scenario switched to, else the KWOK provider's generic catalog.
+func (l *Local) Catalog() string {
+	if st, err := l.readState(); err == nil && st.Catalog != "" {
+		return st.Catalog
+	}
+	return l.tc.Paths().InstanceTypes
+}
+
 // APIServer is the API server's URL from the cluster's kubeconfig.
 func (l *Local) APIServer() string {
 	cfg, err := clientcmd.LoadFromFile(l.Kubeconfig())

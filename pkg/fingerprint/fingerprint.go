@@ -75,7 +75,8 @@ type Outcomes struct {
 }
 
 // Compute summarises an observation. Deleted objects are left out: a
-// fingerprint describes the state the run settled in.
+// fingerprint describes the state the run settled in. A nil catalog leaves
+// the cost at 0 (explain on a cluster whose catalog nodeprint does not know).
 func Compute(ob *observe.Observation, cat *catalog.Catalog) (*Fingerprint, error) {
 	fp := &Fingerprint{Selection: Selection{InstanceTypes: map[string]int{}, CapacityTypes: map[string]int{}}}
 	zones := map[string]int{}
@@ -92,11 +93,13 @@ func Compute(ob *observe.Observation, cat *catalog.Catalog) (*Fingerprint, error
 		fp.Selection.CapacityTypes[c.CapacityType]++
 		fp.Selection.Nodes++
 		zones[c.Zone]++
-		price, ok := cat.Price(c.InstanceType, c.Zone, c.CapacityType)
-		if !ok {
-			return nil, fmt.Errorf("instance type %s (%s, %s) is not in the catalog: was Karpenter started with another one?", c.InstanceType, c.Zone, c.CapacityType)
+		if cat != nil {
+			price, ok := cat.Price(c.InstanceType, c.Zone, c.CapacityType)
+			if !ok {
+				return nil, fmt.Errorf("instance type %s (%s, %s) is not in the catalog: was Karpenter started with another one?", c.InstanceType, c.Zone, c.CapacityType)
+			}
+			fp.Selection.HourlyCost += price
 		}
-		fp.Selection.HourlyCost += price
 		if !c.Initialized.IsZero() {
 			claimLat = append(claimLat, c.Initialized.Sub(c.Created).Seconds())
 		}

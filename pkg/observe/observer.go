@@ -174,7 +174,7 @@ func (o *Observer) onPod(obj any, deleted bool) {
 	defer o.mu.Unlock()
 	r := o.ob.Pods[p.Name]
 	if r == nil {
-		r = &PodRecord{Name: p.Name, Workload: p.Labels[WorkloadLabel], Created: p.CreationTimestamp.Time}
+		r = &PodRecord{Name: p.Name, Workload: WorkloadOf(p), Created: p.CreationTimestamp.Time}
 		o.ob.Pods[p.Name] = r
 		o.changed(false)
 	}
@@ -219,6 +219,25 @@ func (o *Observer) onPod(obj any, deleted bool) {
 	if ch {
 		o.changed(progress)
 	}
+}
+
+// WorkloadOf names the workload a pod belongs to: nodeprint's label on the
+// pods it creates, else the controller that owns the pod (a ReplicaSet
+// named for its Deployment: the template hash is taken off), else the pod.
+func WorkloadOf(p *corev1.Pod) string {
+	if w := p.Labels[WorkloadLabel]; w != "" {
+		return w
+	}
+	for _, o := range p.OwnerReferences {
+		if o.Controller == nil || !*o.Controller {
+			continue
+		}
+		if h := p.Labels["pod-template-hash"]; o.Kind == "ReplicaSet" && h != "" {
+			return strings.TrimSuffix(o.Name, "-"+h)
+		}
+		return o.Name
+	}
+	return p.Name
 }
 
 func (o *Observer) onNode(obj any, deleted bool) {

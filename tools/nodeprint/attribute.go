@@ -9,14 +9,16 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/nodeprint/nodeprint/pkg/attribute"
-	"github.com/nodeprint/nodeprint/pkg/diff"
 	"github.com/nodeprint/nodeprint/pkg/faults"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	"github.com/nodeprint/nodeprint/pkg/report"
 	runpkg "github.com/nodeprint/nodeprint/pkg/run"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
@@ -30,21 +32,12 @@ func (e wrongError) Error() string {
 	return fmt.Sprintf("%d of %d scenario(s) failed: a regression, or an attribution other than the expected one", e.n, e.of)
 }
 
-// runReport is one scenario's result, as `nodeprint run --json` prints it.
-type runReport struct {
-	Scenario string                `json:"scenario"`
-	File     string                `json:"file"`
-	Fault    string                `json:"fault,omitempty"`
-	Expected *scenario.Expectation `json:"expected,omitempty"`
-	// Passed: the expected attribution for a fault scenario; no regression
-	// (verdict none) for a plain one.
-	Passed   bool                     `json:"passed"`
-	Verdict  *attribute.Verdict       `json:"verdict"`
-	Baseline *fingerprint.Baseline    `json:"baseline"`
-	Observed *fingerprint.Fingerprint `json:"observed"`
-	Diff     *diff.Diff               `json:"diff"`
-	Runs     []string                 `json:"runs"`
-	Error    string                   `json:"error,omitempty"`
+// environmentError marks scenarios that could not complete because the
+// environment failed under them (exit 3).
+type environmentError struct{ n, of int }
+
+func (e environmentError) Error() string {
+	return fmt.Sprintf("%d of %d scenario(s) could not complete: the environment failed (see each scenario's error)", e.n, e.of)
 }
 
 func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -57,6 +50,9 @@ func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 A fault scenario runs twice, clean and with its fault, and the faulted run is classified
 against the clean one; it passes when the verdict names the expected layer (and rule).
 A plain scenario runs once against its committed baseline and passes when the verdict is none.
+--parallel N runs up to N scenarios at once on the one cluster (scenarios of one catalog
+together, cluster-wide faults alone); --shard I/N runs every N-th scenario by name from the
+I-th; --report-dir writes report.json, summary.md, junit.xml and report.html.
 Exit codes: 0 all passed, 1 a wrong attribution or a regression, 2 bad input, 3 environment failure.`,
 		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -64,97 +60,145 @@ Exit codes: 0 all passed, 1 a wrong attribution or a regression, 2 bad input, 3 
 			if err != nil {
 				return usageError{err}
 			}
-			var reports []runReport
-			failed := 0
-			err = withScenarios(cmd.Context(), f, paths, stderr, func(ctx context.Context, r *runpkg.Runner, _ fingerprint.Environment, s *scenario.Scenario) error {
-				rep, err := runOne(ctx, r, f, s)
-				if err != nil {
-					var ue usageError
-					if errors.As(err, &ue) {
-						return err
-					}
-					rep = runReport{Scenario: s.Metadata.Name, File: s.Path, Error: err.Error()}
+			rep := report.New("run", time.Now())
+			var mu sync.Mutex
+			err = withScenarios(cmd.Context(), f, paths, stderr, func(ctx context.Context, r *runpkg.Runner, env fingerprint.Environment, s *scenario.Scenario) error {
+				started := time.Now()
+				sc, err := runOne(ctx, r, f, s)
+				sc.Seconds = time.Since(started).Round(time.Second).Seconds()
+				var ue usageError
+				if errors.As(err, &ue) {
+					return err
 				}
-				if !rep.Passed {
-					failed++
-				}
-				reports = append(reports, rep)
+				mu.Lock()
+				defer mu.Unlock()
+				rep.Environment = report.Environment{Karpenter: env.Karpenter, Kubernetes: env.Kubernetes, Cluster: f.clusterName}
+				rep.Add(sc)
 				if !asJSON {
-					printReport(stdout, &rep)
+					printScenario(stdout, &sc)
 				}
 				return err
 			})
-			if asJSON {
-				enc := json.NewEncoder(stdout)
-				enc.SetIndent("", "  ")
-				if jerr := enc.Encode(reports); jerr != nil {
-					return jerr
-				}
-			}
-			if err != nil {
-				return err
-			}
-			if failed > 0 {
-				return wrongError{failed, len(reports)}
-			}
-			return nil
+			rep.Shard, rep.Parallel = f.shard, f.parallel
+			return finishReport(stdout, stderr, rep, f, asJSON, err)
 		},
 	}
 	addScenarioFlags(cmd, f)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the results as JSON (one array) instead of text")
+	addRunFlags(cmd, f)
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON (docs/report.schema.json) instead of text")
 	return cmd
 }
 
-func runOne(ctx context.Context, r *runpkg.Runner, f *scenarioFlags, s *scenario.Scenario) (runReport, error) {
-	rep := runReport{Scenario: s.Metadata.Name, File: s.Path}
+// finishReport decides the exit code from the scenarios' statuses and the
+// error, writes the report where asked, and returns the error main maps to
+// that code.
+func finishReport(stdout, stderr io.Writer, rep *report.Report, f *scenarioFlags, asJSON bool, err error) error {
+	var ue usageError
+	if errors.As(err, &ue) {
+		return err // bad input: nothing ran, nothing to report
+	}
+	failed, broken := 0, 0
+	for _, s := range rep.Scenarios {
+		switch s.Status {
+		case report.Failed:
+			failed++
+		case report.Error:
+			broken++
+		}
+	}
+	switch {
+	case err != nil && broken == 0 && len(rep.Scenarios) == 0:
+		// the cluster did not come up or was interrupted before any scenario
+	case broken > 0:
+		err = errors.Join(err, environmentError{broken, len(rep.Scenarios)})
+	case failed > 0:
+		err = errors.Join(err, wrongError{failed, len(rep.Scenarios)})
+	}
+	rep.Finish(time.Now(), exitCode(context.Background(), err))
+	if asJSON {
+		b, jerr := rep.JSON()
+		if jerr != nil {
+			return jerr
+		}
+		if _, werr := stdout.Write(b); werr != nil {
+			return werr
+		}
+	}
+	if f.reportDir != "" {
+		if werr := rep.WriteAll(f.reportDir); werr != nil {
+			return errors.Join(err, werr)
+		}
+		fmt.Fprintf(stderr, "report written to %s (report.json, summary.md, junit.xml, report.html)\n", f.reportDir)
+	}
+	return err
+}
+
+func runOne(ctx context.Context, r *runpkg.Runner, f *scenarioFlags, s *scenario.Scenario) (report.Scenario, error) {
+	sc := report.Scenario{Name: s.Metadata.Name, File: s.Path, Status: report.Error}
 	if s.Spec.Fault != nil {
+		sc.Fault = s.Spec.Fault.Name
+		if e := s.Spec.Fault.Expect; e != nil {
+			sc.Expected = &report.Expectation{Layer: e.Layer, Rule: e.Rule}
+		}
 		res, err := r.RunFault(ctx, s)
 		if err != nil {
-			return rep, err
+			sc.Error = err.Error()
+			return sc, err
 		}
-		rep.Fault, rep.Expected = s.Spec.Fault.Name, s.Spec.Fault.Expect
-		rep.Verdict, rep.Baseline, rep.Observed, rep.Diff = res.Verdict, res.BaselineFingerprint, res.Faulted.Fingerprint, res.Diff
-		rep.Runs = []string{res.Baseline.ID, res.Faulted.ID}
-		rep.Passed = res.Correct()
-		return rep, nil
+		sc.Verdict, sc.Baseline, sc.Observed, sc.Diff = res.Verdict, res.BaselineFingerprint, res.Faulted.Fingerprint, res.Diff
+		sc.Runs = []string{res.Baseline.ID, res.Faulted.ID}
+		sc.Timeline = report.TimelineOf(res.Faulted.Observation, res.Faulted.Injected)
+		sc.Runbook = report.RunbookPage(res.Verdict.Rule)
+		sc.Status = report.Failed
+		if res.Correct() {
+			sc.Status = report.Passed
+		}
+		return sc, nil
 	}
 	bl, err := fingerprint.LoadBaseline(fingerprint.Path(f.fingerprints, s.Metadata.Name))
 	if err != nil {
-		return rep, usageError{fmt.Errorf("%s has no fault and no baseline to compare with (record one with `nodeprint record %s`): %w", s.Path, s.Path, err)}
+		return sc, usageError{fmt.Errorf("%s has no fault and no baseline to compare with (record one with `nodeprint record %s`): %w", s.Path, s.Path, err)}
 	}
 	res, err := r.Run(ctx, s)
 	if err != nil {
-		return rep, err
+		sc.Error = err.Error()
+		return sc, err
 	}
 	d, v, err := runpkg.Attribute(s, res, bl, nil)
 	if err != nil {
-		return rep, err
+		sc.Error = err.Error()
+		return sc, err
 	}
-	rep.Verdict, rep.Baseline, rep.Observed, rep.Diff, rep.Runs = v, bl, res.Fingerprint, d, []string{res.ID}
-	rep.Passed = v.Verdict == attribute.None
-	return rep, nil
+	sc.Verdict, sc.Baseline, sc.Observed, sc.Diff, sc.Runs = v, bl, res.Fingerprint, d, []string{res.ID}
+	sc.Timeline = report.TimelineOf(res.Observation, time.Time{})
+	sc.Runbook = report.RunbookPage(v.Rule)
+	sc.Status = report.Failed
+	if v.Verdict == attribute.None {
+		sc.Status = report.Passed
+	}
+	return sc, nil
 }
 
-func printReport(w io.Writer, rep *runReport) {
-	status := "PASS"
-	if !rep.Passed {
-		status = "FAIL"
+func printScenario(w io.Writer, s *report.Scenario) {
+	status := map[string]string{report.Passed: "PASS", report.Failed: "FAIL"}[s.Status]
+	if status == "" {
+		status = "ERROR"
 	}
-	if rep.Error != "" {
-		fmt.Fprintf(w, "%s %s (%s): error: %s\n", status, rep.Scenario, rep.File, rep.Error)
+	if s.Error != "" {
+		fmt.Fprintf(w, "%s %s (%s): %s\n", status, s.Name, s.File, s.Error)
 		return
 	}
-	v := rep.Verdict
-	fmt.Fprintf(w, "%s %s: %s", status, rep.Scenario, v.Verdict)
+	v := s.Verdict
+	fmt.Fprintf(w, "%s %s: %s", status, s.Name, v.Verdict)
 	if v.Rule != "" {
 		fmt.Fprintf(w, " by rule %s (%s)", v.Rule, v.Title.En)
 	}
-	if rep.Expected != nil {
-		exp := rep.Expected.Layer
-		if rep.Expected.Rule != "" {
-			exp += " by " + rep.Expected.Rule
+	if s.Expected != nil {
+		exp := s.Expected.Layer
+		if s.Expected.Rule != "" {
+			exp += " by " + s.Expected.Rule
 		}
-		fmt.Fprintf(w, "; fault %s, expected %s", rep.Fault, exp)
+		fmt.Fprintf(w, "; fault %s, expected %s", s.Fault, exp)
 	}
 	fmt.Fprintln(w)
 	if v.Reason != "" {
@@ -174,6 +218,9 @@ func printReport(w io.Writer, rep *runReport) {
 		fmt.Fprintf(w, "    owner: %s\n", v.Owner.En)
 		if len(v.Checks) > 0 {
 			fmt.Fprintf(w, "    first check: %s\n", v.Checks[0].Command)
+		}
+		if s.Runbook != "" {
+			fmt.Fprintf(w, "    runbook: %s\n", s.Runbook)
 		}
 	}
 }
@@ -265,9 +312,16 @@ func recordAnomaly(ctx context.Context, stdout io.Writer, r *runpkg.Runner, f *s
 	if err != nil {
 		return err
 	}
-	rep := runReport{Scenario: s.Metadata.Name, File: s.Path, Fault: s.Spec.Fault.Name, Expected: s.Spec.Fault.Expect, Verdict: res.Verdict, Passed: res.Correct()}
-	printReport(stdout, &rep)
-	if !rep.Passed {
+	sc := report.Scenario{Name: s.Metadata.Name, File: s.Path, Fault: s.Spec.Fault.Name, Verdict: res.Verdict, Status: report.Failed,
+		Runbook: report.RunbookPage(res.Verdict.Rule)}
+	if e := s.Spec.Fault.Expect; e != nil {
+		sc.Expected = &report.Expectation{Layer: e.Layer, Rule: e.Rule}
+	}
+	if res.Correct() {
+		sc.Status = report.Passed
+	}
+	printScenario(stdout, &sc)
+	if sc.Status != report.Passed {
 		return fmt.Errorf("%s: not recorded: the verdict is not the expected one", s.Metadata.Name)
 	}
 	a := attribute.NewAnomaly(s.Metadata.Name, s.Spec.Fault.Name, s.Spec.Fault.Params, res.Baseline.Fingerprint, res.Faulted.Fingerprint, res.Diff, res.Verdict)

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nodeprint/nodeprint/pkg/cluster"
+	runpkg "github.com/nodeprint/nodeprint/pkg/run"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
 )
 
@@ -47,6 +48,20 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return exitOK
 	}
 	fmt.Fprintln(stderr, "error:", err)
+	code := exitCode(ctx, err)
+	if code == exitInterrupted {
+		fmt.Fprintln(stderr, "interrupted: everything this command started was stopped")
+	}
+	return code
+}
+
+// exitCode maps an error to the documented exit codes. An environment
+// failure wins over a regression found beside it: CI should look at the
+// environment first.
+func exitCode(ctx context.Context, err error) int {
+	if err == nil {
+		return exitOK
+	}
 	var (
 		usage   usageError
 		name    *cluster.InvalidNameError
@@ -54,18 +69,18 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		phase   *cluster.PhaseError
 		notImpl *cluster.NotImplementedError
 		absent  *cluster.NotFoundError
+		shard   *runpkg.ShardError
 	)
 	switch {
-	case ctx.Err() != nil:
-		fmt.Fprintln(stderr, "interrupted: everything this command started was stopped")
+	case ctx.Err() != nil || errors.Is(err, context.Canceled):
 		return exitInterrupted
-	case errors.As(err, &usage), errors.As(err, &name), strings.HasPrefix(err.Error(), "unknown command"), errors.As(err, &notImpl), errors.Is(err, cluster.ErrAlreadyRunning):
+	case errors.As(err, &usage), errors.As(err, &name), strings.HasPrefix(err.Error(), "unknown command"), errors.As(err, &notImpl),
+		errors.Is(err, cluster.ErrAlreadyRunning), errors.As(err, &shard):
 		return exitUsage
-	case errors.As(err, &missing), errors.As(err, &phase), errors.As(err, &absent):
+	case errors.As(err, &missing), errors.As(err, &phase), errors.As(err, &absent), errors.As(err, new(environmentError)):
 		return exitEnvironment
-	case errors.As(err, new(regressionError)), errors.As(err, new(wrongError)), errors.As(err, new(staleError)):
-		return exitFailed
 	default:
+		// wrongError (a regression or a wrong attribution), staleError and anything unforeseen.
 		return exitFailed
 	}
 }
@@ -82,6 +97,6 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newClusterCmd(stdout, stderr), newRecordCmd(stdout, stderr), newVerifyCmd(stdout, stderr),
 		newRunCmd(stdout, stderr), newAttributeCmd(stdout, stderr), newFaultsCmd(stdout), newRulesCmd(stdout),
-		newSOPCmd(stdout))
+		newSOPCmd(stdout), newExplainCmd(stdout))
 	return root
 }

@@ -150,3 +150,31 @@ func TestFaultsAndRulesList(t *testing.T) {
 		}
 	}
 }
+
+// The run flags of the reports issue fail before any cluster starts.
+func TestRunAndExplainFlags(t *testing.T) {
+	t.Setenv("NODEPRINT_ROOT", "../..")
+	cases := []struct {
+		args    []string
+		message string
+	}{
+		{[]string{"run", "web-service", "--shard", "4/3"}, "want I/N"},
+		{[]string{"run", "web-service", "--shard", "x"}, "want I/N"},
+		{[]string{"run", "web-service", "--parallel", "0"}, "out of range"},
+		{[]string{"run", "web-service", "--parallel", "99"}, "out of range"},
+		{[]string{"explain"}, "either --cluster"},
+		{[]string{"explain", "--cluster", "a", "--kubeconfig", "b"}, "either --cluster"},
+		{[]string{"explain", "extra", "--kubeconfig", "b"}, "unknown command"},
+	}
+	for _, c := range cases {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			var out, errOut bytes.Buffer
+			if code := run(context.Background(), c.args, &out, &errOut); code != exitUsage {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitUsage, errOut.String())
+			}
+			if !strings.Contains(errOut.String(), c.message) {
+				t.Fatalf("stderr %q does not say %q", errOut.String(), c.message)
+			}
+		})
+	}
+}

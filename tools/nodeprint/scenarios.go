@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,25 +16,32 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/cluster"
 	"github.com/nodeprint/nodeprint/pkg/diff"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	"github.com/nodeprint/nodeprint/pkg/report"
 	runpkg "github.com/nodeprint/nodeprint/pkg/run"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
 )
 
-// regressionError marks a verification that found a regression (exit 1).
-type regressionError struct{ n int }
-
-func (e regressionError) Error() string {
-	return fmt.Sprintf("%d scenario(s) deviate from their baseline", e.n)
-}
-
 type scenarioFlags struct {
 	cluster      string
 	fingerprints string
 	runs         int
+	// shard ("I/N"), parallel and reportDir are set by addRunFlags.
+	shard     string
+	parallel  int
+	reportDir string
+	// clusterName is the cluster the scenarios ran on.
+	clusterName string
+}
+
+func addRunFlags(cmd *cobra.Command, f *scenarioFlags) {
+	cmd.Flags().StringVar(&f.shard, "shard", "", "run the I-th of N slices of the scenarios (I/N, 1-based; every N-th by name), for a CI matrix or an Indexed Job")
+	cmd.Flags().IntVar(&f.parallel, "parallel", 1, "run up to N scenarios at once on the cluster (scenarios of one catalog together; cluster-wide faults alone)")
+	cmd.Flags().StringVar(&f.reportDir, "report-dir", "", "write report.json, summary.md, junit.xml and report.html into this directory")
 }
 
 func addScenarioFlags(cmd *cobra.Command, f *scenarioFlags) {
+	f.parallel = 1 // commands without --parallel run one scenario at a time
 	cmd.Flags().StringVar(&f.cluster, "cluster", "", "run on this running local cluster (default: start a temporary one and stop it afterwards)")
 	cmd.Flags().StringVar(&f.fingerprints, "fingerprints", "", "baseline directory (default: <repository>/fingerprints)")
 }
@@ -83,35 +91,47 @@ func newVerifyCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "verify SCENARIO...",
 		Short: "Run each scenario once and compare it with its committed baseline; exit 1 on a regression",
-		Args:  usageArgs(cobra.MinimumNArgs(1)),
+		Long: `Runs each scenario once and prints its diff against fingerprints/<name>.yaml.
+--parallel, --shard and --report-dir work as for run.
+Exit codes: 0 no regression, 1 a regression, 2 bad input, 3 environment failure.`,
+		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			failed := 0
-			err := withScenarios(cmd.Context(), f, args, stderr, func(ctx context.Context, r *runpkg.Runner, _ fingerprint.Environment, s *scenario.Scenario) error {
+			rep := report.New("verify", time.Now())
+			var mu sync.Mutex
+			err := withScenarios(cmd.Context(), f, args, stderr, func(ctx context.Context, r *runpkg.Runner, env fingerprint.Environment, s *scenario.Scenario) error {
 				b, err := fingerprint.LoadBaseline(fingerprint.Path(f.fingerprints, s.Metadata.Name))
 				if err != nil {
 					return usageError{err}
 				}
+				started := time.Now()
+				sc := report.Scenario{Name: s.Metadata.Name, File: s.Path, Status: report.Error, Baseline: b}
 				res, err := r.Run(ctx, s)
-				if err != nil {
-					return err
+				if err == nil {
+					d := diff.Compare(b, res.Fingerprint, diff.RulesFor(s))
+					sc.Observed, sc.Diff, sc.Runs, sc.Status = res.Fingerprint, d, []string{res.ID}, report.Passed
+					sc.Timeline = report.TimelineOf(res.Observation, time.Time{})
+					if d.Regressed() {
+						sc.Status = report.Failed
+					}
+				} else {
+					sc.Error = err.Error()
 				}
-				d := diff.Compare(b, res.Fingerprint, diff.RulesFor(s))
-				fmt.Fprint(stdout, d.Text())
-				if d.Regressed() {
-					failed++
+				sc.Seconds = time.Since(started).Round(time.Second).Seconds()
+				mu.Lock()
+				defer mu.Unlock()
+				rep.Environment = report.Environment{Karpenter: env.Karpenter, Kubernetes: env.Kubernetes, Cluster: f.clusterName}
+				rep.Add(sc)
+				if sc.Diff != nil {
+					fmt.Fprint(stdout, sc.Diff.Text())
 				}
-				return nil
-			})
-			if err != nil {
 				return err
-			}
-			if failed > 0 {
-				return regressionError{failed}
-			}
-			return nil
+			})
+			rep.Shard, rep.Parallel = f.shard, f.parallel
+			return finishReport(stdout, stderr, rep, f, false, err)
 		},
 	}
 	addScenarioFlags(cmd, f)
+	addRunFlags(cmd, f)
 	return cmd
 }
 
@@ -139,6 +159,20 @@ func withScenarios(ctx context.Context, f *scenarioFlags, args []string, stderr 
 	if err != nil {
 		return usageError{err}
 	}
+	if f.parallel < 1 || f.parallel > 32 {
+		return usageError{fmt.Errorf("--parallel %d is out of range 1..32", f.parallel)}
+	}
+	if f.shard != "" {
+		i, n, err := runpkg.ParseShard(f.shard)
+		if err != nil {
+			return usageError{err}
+		}
+		scenarios = runpkg.Shard(scenarios, i, n)
+		fmt.Fprintf(stderr, "shard %s: %d scenario(s)\n", f.shard, len(scenarios))
+		if len(scenarios) == 0 {
+			return nil
+		}
+	}
 	for _, s := range scenarios {
 		if err := runpkg.Preflight(ctx, s); err != nil {
 			return usageError{fmt.Errorf("%s: %w", s.Path, err)}
@@ -150,6 +184,7 @@ func withScenarios(ctx context.Context, f *scenarioFlags, args []string, stderr 
 	if name == "" {
 		name = fmt.Sprintf("np-%d", os.Getpid())
 	}
+	f.clusterName = name
 	local, err := cluster.NewLocal(cluster.WithName(name), cluster.WithProgress(progress), cluster.WithBuildOutput(stderr))
 	if err != nil {
 		return usageError{err}
@@ -184,17 +219,13 @@ func withScenarios(ctx context.Context, f *scenarioFlags, args []string, stderr 
 		return err
 	}
 	env := runpkg.Environment(tc)
-	var errs []error
-	for _, s := range scenarios {
-		if err := fn(ctx, r, env, s); err != nil {
-			var ue usageError
-			if errors.As(err, &ue) {
-				return err
-			}
-			errs = append(errs, err)
-			if ctx.Err() != nil {
-				break
-			}
+	errs := runpkg.RunPhases(ctx, runpkg.Phases(scenarios), f.parallel, func(ctx context.Context, s *scenario.Scenario) error {
+		return fn(ctx, r, env, s)
+	})
+	for _, err := range errs {
+		var ue usageError
+		if errors.As(err, &ue) {
+			return err
 		}
 	}
 	return errors.Join(errs...)

@@ -1,0 +1,305 @@
+// Package explain applies the attribution rules, read-only, to a live
+// cluster: for the workloads whose pods are pending, restarting or
+// OOMKilled now, it observes their pods, their NodePool's NodeClaims and
+// nodes and the events about them, and classifies each workload as a run
+// would be classified (without a baseline, the rules that need one cannot
+// fire). It creates, changes and deletes nothing.
+package explain
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+
+	"github.com/nodeprint/nodeprint/pkg/attribute"
+	"github.com/nodeprint/nodeprint/pkg/catalog"
+	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	"github.com/nodeprint/nodeprint/pkg/fit"
+	"github.com/nodeprint/nodeprint/pkg/observe"
+	"github.com/nodeprint/nodeprint/pkg/run"
+	"github.com/nodeprint/nodeprint/pkg/sop"
+)
+
+// systemNamespaces are left out unless asked for by name.
+var systemNamespaces = map[string]bool{"kube-system": true, "kube-public": true, "kube-node-lease": true, "karpenter": true}
+
+type options struct {
+	namespaces  []string
+	catalogPath string
+	health      func(context.Context) string
+	timeout     time.Duration
+}
+
+// Option configures Explain.
+type Option func(*options)
+
+// InNamespaces limits Explain to these namespaces (default: every namespace
+// but kube-system, kube-public, kube-node-lease and karpenter).
+func InNamespaces(ns ...string) Option { return func(o *options) { o.namespaces = ns } }
+
+// WithCatalog gives the instance catalog (a KWOK provider instance-types
+// file), so that the fit signals (does a pending pod fit any instance, any
+// the NodePool allows) and prices are available (default: none, and the
+// rules that read them cannot fire).
+func WithCatalog(path string) Option { return func(o *options) { o.catalogPath = path } }
+
+// WithHealth checks the environment (as the runner does); default: none,
+// the cluster is taken as healthy.
+func WithHealth(f func(context.Context) string) Option { return func(o *options) { o.health = f } }
+
+// WithTimeout bounds the whole read (default 60 s).
+func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
+
+// Workload is one troubled workload and its verdict.
+type Workload struct {
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	NodePool  string `json:"nodePool,omitempty"`
+	// Pods are the workload's troubled pods, and Problems what is wrong
+	// with them (pending, CrashLoopBackOff, OOMKilled, …) counted.
+	Pods     []string           `json:"pods"`
+	Problems map[string]int     `json:"problems"`
+	Verdict  *attribute.Verdict `json:"verdict"`
+	// Runbook is the deciding rule's runbook page; FirstCheck its first
+	// command with this workload's names filled in.
+	Runbook    string `json:"runbook,omitempty"`
+	FirstCheck string `json:"firstCheck,omitempty"`
+}
+
+// Explain classifies every troubled workload.
+func Explain(ctx context.Context, cfg *rest.Config, c client.Client, opts ...Option) ([]Workload, error) {
+	o := &options{timeout: time.Minute}
+	for _, f := range opts {
+		f(o)
+	}
+	ctx, cancel := context.WithTimeout(ctx, o.timeout)
+	defer cancel()
+	pods := &corev1.PodList{}
+	if err := c.List(ctx, pods); err != nil {
+		return nil, fmt.Errorf("failed to list pods: %w", err)
+	}
+	var nodePools karpv1.NodePoolList
+	if err := c.List(ctx, &nodePools); err != nil {
+		return nil, fmt.Errorf("failed to list NodePools (is Karpenter installed?): %w", err)
+	}
+	wanted := map[string]bool{}
+	for _, ns := range o.namespaces {
+		wanted[ns] = true
+	}
+	byKey := map[string]*Workload{}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if (len(wanted) > 0 && !wanted[p.Namespace]) || (len(wanted) == 0 && systemNamespaces[p.Namespace]) {
+			continue
+		}
+		problem := Problem(p)
+		if problem == "" {
+			continue
+		}
+		key := p.Namespace + "/" + observe.WorkloadOf(p)
+		w := byKey[key]
+		if w == nil {
+			w = &Workload{Namespace: p.Namespace, Name: observe.WorkloadOf(p), Problems: map[string]int{}}
+			byKey[key] = w
+		}
+		w.Pods = append(w.Pods, p.Name)
+		w.Problems[problem]++
+		if np := nodePoolOf(ctx, c, p, nodePools.Items); np != "" && w.NodePool == "" {
+			w.NodePool = np
+		}
+	}
+	var shapes *fit.Catalog
+	var cat *catalog.Catalog
+	if o.catalogPath != "" {
+		var err error
+		if shapes, err = fit.Load(ctx, o.catalogPath); err != nil {
+			return nil, err
+		}
+		if cat, err = catalog.Load(o.catalogPath); err != nil {
+			return nil, err
+		}
+	}
+	rs, err := attribute.Rules()
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]string, 0, len(byKey))
+	for k := range byKey {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make([]Workload, 0, len(keys))
+	for _, k := range keys {
+		w := byKey[k]
+		sort.Strings(w.Pods)
+		if err := classify(ctx, cfg, c, w, shapes, cat, rs, o); err != nil {
+			return nil, err
+		}
+		out = append(out, *w)
+	}
+	return out, nil
+}
+
+// Problem says what is wrong with a pod now, or "" when nothing is.
+func Problem(p *corev1.Pod) string {
+	if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodSucceeded {
+		return ""
+	}
+	if p.Spec.NodeName == "" {
+		return "Pending"
+	}
+	for _, cs := range p.Status.ContainerStatuses {
+		if w := cs.State.Waiting; w != nil && w.Reason != "" && w.Reason != "ContainerCreating" && w.Reason != "PodInitializing" {
+			return w.Reason
+		}
+		if t := cs.LastTerminationState.Terminated; t != nil && t.Reason == "OOMKilled" {
+			return "OOMKilled"
+		}
+		if cs.RestartCount > 0 && !cs.Ready {
+			return "Restarting"
+		}
+	}
+	return ""
+}
+
+// nodePoolOf finds the NodePool a pod runs or would run on: its node's
+// label, its node selector or affinity naming one, the one NodePool whose
+// template labels the pod selects, or the only NodePool there is.
+func nodePoolOf(ctx context.Context, c client.Client, p *corev1.Pod, pools []karpv1.NodePool) string {
+	if p.Spec.NodeName != "" {
+		n := &corev1.Node{}
+		if err := c.Get(ctx, client.ObjectKey{Name: p.Spec.NodeName}, n); err == nil && n.Labels[karpv1.NodePoolLabelKey] != "" {
+			return n.Labels[karpv1.NodePoolLabelKey]
+		}
+	}
+	if np := p.Spec.NodeSelector[karpv1.NodePoolLabelKey]; np != "" {
+		return np
+	}
+	if a := p.Spec.Affinity; a != nil && a.NodeAffinity != nil && a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution != nil {
+		for _, t := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+			for _, e := range t.MatchExpressions {
+				if e.Key == karpv1.NodePoolLabelKey && e.Operator == corev1.NodeSelectorOpIn && len(e.Values) == 1 {
+					return e.Values[0]
+				}
+			}
+		}
+	}
+	// The NodePools whose nodes would carry every label the pod selects.
+	var match []string
+	for _, np := range pools {
+		ok := len(p.Spec.NodeSelector) > 0
+		for k, v := range p.Spec.NodeSelector {
+			if np.Spec.Template.Labels[k] != v {
+				ok = false
+			}
+		}
+		if ok {
+			match = append(match, np.Name)
+		}
+	}
+	if len(match) == 1 {
+		return match[0]
+	}
+	if len(pools) == 1 {
+		return pools[0].Name
+	}
+	return ""
+}
+
+func classify(ctx context.Context, cfg *rest.Config, c client.Client, w *Workload, shapes *fit.Catalog, cat *catalog.Catalog, rs *attribute.RuleSet, o *options) error {
+	ob, err := observe.Start(ctx, cfg, observe.Target{Run: w.Namespace, Namespace: w.Namespace, NodePool: w.NodePool, ExpectedPods: func() int { return 0 }})
+	if err != nil {
+		return fmt.Errorf("failed to observe %s/%s: %w", w.Namespace, w.Name, err)
+	}
+	snap := ob.Snapshot()
+	ob.Stop()
+	// Only this workload's pods: the namespace may hold others.
+	for name, p := range snap.Pods {
+		if p.Workload != w.Name {
+			delete(snap.Pods, name)
+		}
+	}
+	for _, p := range snap.Pods {
+		if snap.Start.IsZero() || p.Created.Before(snap.Start) {
+			snap.Start = p.Created
+		}
+	}
+	snap.End = time.Now()
+	fp, err := fingerprint.Compute(snap, cat)
+	if err != nil {
+		return fmt.Errorf("failed to fingerprint %s/%s: %w", w.Namespace, w.Name, err)
+	}
+	facts := attribute.Facts{Workloads: map[string]*corev1.PodTemplateSpec{}, Replicas: map[string]attribute.Replicas{}, Fit: map[string]fit.Result{}}
+	if o.health != nil {
+		facts.Health = o.health(ctx)
+	}
+	if w.NodePool != "" {
+		np := &karpv1.NodePool{}
+		if err := c.Get(ctx, client.ObjectKey{Name: w.NodePool}, np); err == nil {
+			facts.NodePool = np
+			facts.NodeClassExists = nodeClassExists(ctx, c, np)
+		}
+	}
+	d := &appsv1.Deployment{}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: w.Namespace, Name: w.Name}, d); err == nil {
+		facts.Workloads[w.Name] = d.Spec.Template.DeepCopy()
+		if d.Spec.Replicas != nil {
+			// What was applied is not known on a live cluster: no growth.
+			facts.Replicas[w.Name] = attribute.Replicas{Applied: *d.Spec.Replicas, Desired: *d.Spec.Replicas}
+		}
+		if shapes != nil && facts.NodePool != nil {
+			facts.Fit[w.Name] = shapes.Check(&d.Spec.Template, facts.NodePool)
+		}
+	}
+	if shapes != nil {
+		facts.Allocatable = shapes.Allocatable()
+	}
+	facts.PodUsage = run.PodUsage(ctx, c, w.Namespace)
+	v, err := attribute.Classify(rs, &attribute.Input{Scenario: w.Namespace + "/" + w.Name, Observed: fp, Observation: snap, Facts: facts})
+	if err != nil {
+		return err
+	}
+	w.Verdict = v
+	if v.Rule != "" {
+		w.Runbook = "runbooks/en/rules/" + v.Rule + ".md"
+		if r, ok := rs.Rule(v.Rule); ok && len(r.Checks) > 0 {
+			vars := sop.Vars{Namespace: w.Namespace, NodePool: w.NodePool}
+			for _, n := range snap.Nodes {
+				if n.NotReady || vars.Node == "" {
+					vars.Node = n.Name
+				}
+			}
+			if cmd, err := sop.Expand(r.Checks[0].Command, vars); err == nil {
+				w.FirstCheck = cmd
+			} else {
+				w.FirstCheck = r.Checks[0].Command
+			}
+		}
+	}
+	return nil
+}
+
+// nodeClassExists looks the NodePool's node class up by its group and kind
+// (KWOKNodeClass, EC2NodeClass, …: the resource is the kind's plural).
+func nodeClassExists(ctx context.Context, c client.Client, np *karpv1.NodePool) bool {
+	ref := np.Spec.Template.Spec.NodeClassRef
+	if ref == nil {
+		return false
+	}
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion(ref.Group + "/v1")
+	if strings.HasPrefix(ref.Group, "karpenter.kwok.sh") {
+		u.SetAPIVersion(ref.Group + "/v1alpha1")
+	}
+	u.SetKind(ref.Kind)
+	return c.Get(ctx, client.ObjectKey{Name: ref.Name}, u) == nil
+}

@@ -1,0 +1,48 @@
+package environment
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
+	. "github.com/onsi/gomega"    //nolint:revive,staticcheck
+
+	"github.com/nodeprint/nodeprint/pkg/explain"
+	"github.com/nodeprint/nodeprint/pkg/faults"
+	"github.com/nodeprint/nodeprint/pkg/kube"
+	"github.com/nodeprint/nodeprint/pkg/run"
+)
+
+// ExpectExplainedWhileFaulted runs the fault scenario once and, while the
+// fault is in place, explains the run's namespace: the workload must be
+// there with the expected layer and rule.
+func (e *Environment) ExpectExplainedWhileFaulted(ctx context.Context, scenarioFile, workload, layer, rule string) {
+	GinkgoHelper()
+	s, err := run.Loader(e.Toolchain).Load(filepath.Join(e.Toolchain.Root, scenarioFile))
+	Expect(err).NotTo(HaveOccurred())
+	By(fmt.Sprintf("running %s with fault %s and explaining the cluster while it is in place", s.Metadata.Name, s.Spec.Fault.Name))
+	local, err := e.localCluster()
+	Expect(err).NotTo(HaveOccurred())
+	cfg, err := kube.Config(e.Kubeconfig)
+	Expect(err).NotTo(HaveOccurred())
+	var got []explain.Workload
+	var explainErr error
+	_, err = e.runner(ctx).Run(ctx, s, run.OnInject(func(inj faults.Injector) { DeferCleanup(inj.Restore) }),
+		run.WhileFaulted(func(ctx context.Context, res *run.Result) {
+			got, explainErr = explain.Explain(ctx, cfg, e.Client, explain.InNamespaces(res.ID), explain.WithCatalog(local.Catalog()))
+		}))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(explainErr).NotTo(HaveOccurred())
+	var found *explain.Workload
+	for i := range got {
+		fmt.Fprintf(GinkgoWriter, "explained %s/%s (%v): %s\n", got[i].Namespace, got[i].Name, got[i].Problems, got[i].Verdict.Summary())
+		if got[i].Name == workload {
+			found = &got[i]
+		}
+	}
+	Expect(found).NotTo(BeNil(), "explain did not list workload %q among %d troubled workload(s)", workload, len(got))
+	Expect([]string{found.Verdict.Layer, found.Verdict.Rule}).To(Equal([]string{layer, rule}), "verdict %s", found.Verdict.Summary())
+	Expect(found.Runbook).To(Equal("runbooks/en/rules/" + rule + ".md"))
+	e.ExpectNoFaultLeftovers(ctx)
+}
