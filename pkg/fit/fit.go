@@ -8,7 +8,10 @@ package fit
 import (
 	"context"
 	"fmt"
+	"os"
 	"sort"
+	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -25,14 +28,41 @@ type Catalog struct {
 	types []*cloudprovider.InstanceType
 }
 
-// Load parses a catalog file as the KWOK provider does.
+// loaded caches parsed catalogs. The KWOK provider's parser writes to a
+// package-level map, so two parses at once crash the process (seen with
+// nodeprint run --parallel): parses are serialised, and a file parsed once
+// is not parsed again while it is unchanged.
+var loaded = struct {
+	sync.Mutex
+	byPath map[string]cachedCatalog
+}{byPath: map[string]cachedCatalog{}}
+
+type cachedCatalog struct {
+	mod  time.Time
+	size int64
+	cat  *Catalog
+}
+
+// Load parses a catalog file as the KWOK provider does. The result is
+// shared: a Catalog is read-only.
 func Load(ctx context.Context, path string) (*Catalog, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read catalog: %w", err)
+	}
+	loaded.Lock()
+	defer loaded.Unlock()
+	if c, ok := loaded.byPath[path]; ok && c.mod.Equal(st.ModTime()) && c.size == st.Size() {
+		return c.cat, nil
+	}
 	ctx = options.ToContext(ctx, &options.Options{InstanceTypesFilePath: path})
 	its, err := kwokcloudprovider.ConstructInstanceTypes(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("failed to read catalog %s: %w", path, err)
 	}
-	return &Catalog{types: its}, nil
+	c := &Catalog{types: its}
+	loaded.byPath[path] = cachedCatalog{mod: st.ModTime(), size: st.Size(), cat: c}
+	return c, nil
 }
 
 // Largest is the largest CPU and memory capacity of any instance type.

@@ -3,6 +3,7 @@ package fit
 import (
 	"context"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -75,6 +76,32 @@ func TestAllocatableBelowCapacity(t *testing.T) {
 	for name, alloc := range c.Allocatable() {
 		if q := alloc[corev1.ResourceCPU]; q.Sign() <= 0 {
 			t.Errorf("%s: allocatable CPU %s", name, q.String())
+		}
+	}
+}
+
+// Parallel runs load catalogs at once: the KWOK parser is not safe for
+// that, so Load must serialise it (run with -race).
+func TestLoadConcurrently(t *testing.T) {
+	path := filepath.Join("..", "..", "fixtures", "catalogs", "aws-small.json")
+	var wg sync.WaitGroup
+	cats := make([]*Catalog, 8)
+	for i := range cats {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := Load(context.Background(), path)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			cats[i] = c
+		}()
+	}
+	wg.Wait()
+	for _, c := range cats {
+		if c == nil || len(c.types) == 0 || c != cats[0] {
+			t.Fatalf("concurrent loads did not share one parsed catalog")
 		}
 	}
 }
