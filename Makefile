@@ -46,8 +46,11 @@ suites:
 	go test -p 1 -count=1 -v $(GO_TEST_FLAGS) -timeout $(SUITE_TIMEOUT) ./suites/... -args -ginkgo.v
 
 .PHONY: e2e
-e2e: tools ## Start the local cluster, run the suites against the committed fingerprints
-	$(MAKE) --no-print-directory suites
+e2e: tools ## Start the local cluster, run the suites against the committed fingerprints, print the verdict tables
+	@rm -rf out/suites
+	@$(MAKE) --no-print-directory suites; rc=$$?; \
+	for f in out/suites/*/summary.md; do [[ -f "$$f" ]] && { echo; cat "$$f"; }; done; \
+	echo; echo "reports (JSON, JUnit, HTML): out/suites/<suite>/"; exit $$rc
 
 .PHONY: accuracy
 accuracy: tools ## Run every fault scenario RUNS times (default 3) and print the confusion matrix

@@ -78,6 +78,9 @@ func (r *Report) Markdown() ([]byte, error) {
 			}
 			b.WriteString("\n")
 		}
+		if s.Failure != "" {
+			fmt.Fprintf(&b, "Failure: %s\n\n", cell(s.Failure))
+		}
 		if s.Runbook != "" {
 			fmt.Fprintf(&b, "Runbook: `%s`\n", s.Runbook)
 		}
@@ -199,6 +202,9 @@ func detail(s *Scenario) string {
 		for _, d := range s.Diff.Deviations {
 			fmt.Fprintf(&b, "%s: baseline %s, observed %s (%s)\n", d.Path, d.Baseline, d.Observed, d.Severity)
 		}
+	}
+	if s.Failure != "" {
+		b.WriteString("failure: " + s.Failure + "\n")
 	}
 	if s.Runbook != "" {
 		b.WriteString("runbook: " + s.Runbook + "\n")

@@ -9,7 +9,6 @@ import (
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
-	"gonum.org/v1/plot/vg/draw"
 )
 
 // series are the timeline's lines: what they count and how they look.
@@ -37,7 +36,8 @@ func (tl *Timeline) Chart() ([]byte, error) {
 	p.X.Label.Text = "seconds since start"
 	p.Y.Label.Text = "count"
 	p.Legend.Top = true
-	p.Legend.Left = true
+	p.Legend.Left = false
+	p.Legend.Padding = vg.Points(2.5)
 	p.Y.Min = 0
 	ymax := 1.0
 	for _, s := range series {
@@ -59,7 +59,7 @@ func (tl *Timeline) Chart() ([]byte, error) {
 		p.Add(l)
 		p.Legend.Add(s.name, l)
 	}
-	p.Y.Max = ymax * 1.35 // room for the legend above the lines
+	p.Y.Max = ymax * 1.9 // room for the legend above the lines
 	if at := tl.FaultInjectedAt; at != nil {
 		f, err := plotter.NewLine(plotter.XYs{{X: *at, Y: 0}, {X: *at, Y: p.Y.Max}})
 		if err != nil {
@@ -74,7 +74,6 @@ func (tl *Timeline) Chart() ([]byte, error) {
 	p.Add(plotter.NewGrid())
 	p.Legend.ThumbnailWidth = vg.Points(18)
 	p.Legend.TextStyle.Font.Size = vg.Points(8)
-	_ = draw.PosRight
 	w, err := p.WriterTo(9*vg.Inch, 3.2*vg.Inch, "svg")
 	if err != nil {
 		return nil, fmt.Errorf("failed to draw the timeline: %w", err)
@@ -125,7 +124,11 @@ func (r *Report) HTML() ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{"icon": statusIcon}).Parse(`<!DOCTYPE html>
+// The HTML labels statuses in words: emoji need a font that headless
+// browsers and printers often lack.
+var htmlTemplate = template.Must(template.New("report").Funcs(template.FuncMap{"icon": func(s string) template.HTML {
+	return template.HTML(`<span class="badge ` + s + `">` + map[string]string{Passed: "PASS", Failed: "FAIL", Error: "ERROR"}[s] + `</span>`)
+}}).Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -139,6 +142,7 @@ th { background: #f2f4f7; }
 code { background: #f2f4f7; padding: 1px 4px; border-radius: 4px; }
 section { border-top: 2px solid #d0d5dd; margin-top: 24px; }
 .passed { color: #067647; } .failed { color: #b42318; } .error { color: #b54708; }
+.badge { font-size: 11px; font-weight: bold; padding: 1px 5px; border-radius: 4px; border: 1px solid currentColor; }
 .chart svg { width: 100%; height: auto; }
 @media print { section { break-before: page; } }
 </style>

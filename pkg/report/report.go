@@ -80,6 +80,9 @@ type Scenario struct {
 	// Runbook is the runbook page of the deciding rule, relative to the
 	// repository (runbooks/en/rules/<rule>.md).
 	Runbook string `json:"runbook,omitempty"`
+	// Failure says why a suite's spec failed when the verdict alone does
+	// not (the right attribution, but objects left behind).
+	Failure string `json:"failure,omitempty"`
 	Error   string `json:"error,omitempty"`
 }
 

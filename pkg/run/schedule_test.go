@@ -32,11 +32,12 @@ func names(phases [][]*scenario.Scenario) string {
 
 func TestPhasesGroupCatalogsAndIsolateClusterWideFaults(t *testing.T) {
 	ss := []*scenario.Scenario{
-		sc("web", "generic", ""), sc("aws", "aws.json", ""), sc("leak", "generic", "memory-leak"),
+		sc("web", "generic", ""), sc("aws", "aws.json", ""), sc("leak", "generic", "memory-leak"), sc("crash", "generic", "crash-loop"),
 		sc("capacity", "generic", "capacity-shortage"), sc("api", "generic", "apiserver-degraded"), sc("spot", "aws.json", "capacity-shortage"),
 	}
 	got := names(Phases(ss))
-	want := "aws | spot | leak,web | api | capacity"
+	// Baselines (web, aws) and cluster-wide faults run alone; the rest share.
+	want := "aws | spot | crash,leak | api | capacity | web"
 	if got != want {
 		t.Errorf("phases %q, want %q", got, want)
 	}
@@ -45,7 +46,7 @@ func TestPhasesGroupCatalogsAndIsolateClusterWideFaults(t *testing.T) {
 func TestRunPhasesBoundsConcurrencyAndCollectsErrors(t *testing.T) {
 	var ss []*scenario.Scenario
 	for _, n := range []string{"a", "b", "c", "d", "e"} {
-		ss = append(ss, sc(n, "generic", ""))
+		ss = append(ss, sc(n, "generic", "crash-loop"))
 	}
 	var running, peak atomic.Int32
 	errs := RunPhases(context.Background(), Phases(ss), 2, func(_ context.Context, s *scenario.Scenario) error {

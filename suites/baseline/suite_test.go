@@ -28,3 +28,8 @@ var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
 }, func(kubeconfig []byte) {
 	env = environment.New(string(kubeconfig))
 }, NodeTimeout(30*time.Minute)) // a cold machine builds the toolchain first
+
+// The suite's report (out/suites/baseline/): the verdict table make e2e prints.
+var _ = ReportAfterSuite("nodeprint report", func(r Report) {
+	environment.WriteSuiteReport(r, "baseline")
+})

@@ -4,12 +4,14 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
 	. "github.com/onsi/gomega"    //nolint:revive,staticcheck
 
 	"github.com/nodeprint/nodeprint/pkg/attribute"
 	"github.com/nodeprint/nodeprint/pkg/faults"
+	"github.com/nodeprint/nodeprint/pkg/report"
 	"github.com/nodeprint/nodeprint/pkg/run"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 )
@@ -41,10 +43,16 @@ func (e *Environment) ExpectAttributed(ctx context.Context, s *scenario.Scenario
 	Expect(s.Spec.Fault.Expect).NotTo(BeNil(), "%s: spec.fault.expect is needed in the fault suite", s.Path)
 	By(fmt.Sprintf("running %s clean, then with fault %s", s.Metadata.Name, s.Spec.Fault.Name))
 	r := e.runner(ctx)
+	started := time.Now()
 	res, err := r.RunFault(ctx, s, append([]run.FaultOption{run.OnInject(func(inj faults.Injector) {
 		DeferCleanup(inj.Restore)
 	})}, opts...)...)
+	if err != nil {
+		recordScenario(report.Scenario{Name: s.Metadata.Name, File: s.Path, Fault: s.Spec.Fault.Name, Status: report.Error, Error: err.Error(),
+			Seconds: time.Since(started).Round(time.Second).Seconds()})
+	}
 	Expect(err).NotTo(HaveOccurred())
+	recordScenario(faultScenarioResult(res, started))
 	v := res.Verdict
 	AddReportEntry("verdict", v.Summary())
 	want := s.Spec.Fault.Expect

@@ -12,6 +12,7 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/cluster"
 	"github.com/nodeprint/nodeprint/pkg/diff"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	"github.com/nodeprint/nodeprint/pkg/report"
 	"github.com/nodeprint/nodeprint/pkg/run"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
@@ -42,9 +43,9 @@ func scenarioEntries(dir string, labels func(*scenario.Scenario) []string, decor
 	for _, s := range ss {
 		args := append([]any{s, error(nil), Label(append([]string{"scenario:" + s.Metadata.Name}, labels(s)...)...)}, decorators...)
 		// Under ginkgo -p the specs share one cluster: a cluster-wide fault,
-		// or another catalog (switching it restarts Karpenter), must run
-		// alone, which is what Serial means.
-		if run.Exclusive(s) || s.CatalogPath != tc.Paths().InstanceTypes {
+		// a baseline's timings, or another catalog (switching it restarts
+		// Karpenter) must run alone, which is what Serial means.
+		if run.RunsAlone(s) || s.CatalogPath != tc.Paths().InstanceTypes {
 			args = append(args, Serial)
 		}
 		out = append(out, Entry(s.Metadata.Name, args...))
@@ -84,10 +85,21 @@ func (e *Environment) ExpectMatchesBaseline(ctx context.Context, s *scenario.Sce
 	By(fmt.Sprintf("verifying scenario %s against its baseline", s.Metadata.Name))
 	b, err := fingerprint.LoadBaseline(fingerprint.Path(e.fingerprintsDir(), s.Metadata.Name))
 	Expect(err).NotTo(HaveOccurred())
+	started := time.Now()
 	res, err := e.runner(ctx).Run(ctx, s)
+	if err != nil {
+		recordScenario(report.Scenario{Name: s.Metadata.Name, File: s.Path, Status: report.Error, Error: err.Error(),
+			Seconds: time.Since(started).Round(time.Second).Seconds()})
+	}
 	Expect(err).NotTo(HaveOccurred())
 	d := diff.Compare(b, res.Fingerprint, diff.RulesFor(s))
 	AddReportEntry("diff", d.Text())
+	sc := report.Scenario{Name: s.Metadata.Name, File: s.Path, Status: report.Passed, Baseline: b, Observed: res.Fingerprint, Diff: d,
+		Runs: []string{res.ID}, Timeline: report.TimelineOf(res.Observation, time.Time{}), Seconds: time.Since(started).Round(time.Second).Seconds()}
+	if d.Regressed() {
+		sc.Status = report.Failed
+	}
+	recordScenario(sc)
 	Expect(d.Regressed()).To(BeFalse(), "%s", d.Text())
 }
 

@@ -1,0 +1,95 @@
+package environment
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
+	"github.com/onsi/ginkgo/v2/types"
+
+	"github.com/nodeprint/nodeprint/pkg/report"
+	"github.com/nodeprint/nodeprint/pkg/run"
+	"github.com/nodeprint/nodeprint/pkg/toolchain"
+)
+
+// scenarioEntry is the report entry a spec leaves for the suite report.
+const scenarioEntry = "nodeprint-scenario"
+
+// SuiteReportDir is where each suite writes its report, relative to the
+// repository: out/suites/<suite>/ (report.json, summary.md, junit.xml,
+// report.html), which `make e2e` prints.
+const SuiteReportDir = "out/suites"
+
+// recordScenario attaches a scenario's result to the running spec, as JSON
+// (report entries cross ginkgo -p processes as text).
+func recordScenario(sc report.Scenario) {
+	b, err := json.Marshal(sc)
+	if err != nil {
+		return
+	}
+	AddReportEntry(scenarioEntry, string(b), ReportEntryVisibilityNever)
+}
+
+// faultScenarioResult is a fault run's result for the suite report.
+func faultScenarioResult(res *run.FaultResult, started time.Time) report.Scenario {
+	s := res.Scenario
+	sc := report.Scenario{Name: s.Metadata.Name, File: s.Path, Fault: s.Spec.Fault.Name, Status: report.Failed,
+		Verdict: res.Verdict, Baseline: res.BaselineFingerprint, Observed: res.Faulted.Fingerprint, Diff: res.Diff,
+		Runs: []string{res.Baseline.ID, res.Faulted.ID}, Timeline: report.TimelineOf(res.Faulted.Observation, res.Faulted.Injected),
+		Runbook: report.RunbookPage(res.Verdict.Rule), Seconds: time.Since(started).Round(time.Second).Seconds()}
+	if e := s.Spec.Fault.Expect; e != nil {
+		sc.Expected = &report.Expectation{Layer: e.Layer, Rule: e.Rule}
+	}
+	if res.Correct() {
+		sc.Status = report.Passed
+	}
+	return sc
+}
+
+// WriteSuiteReport turns the suite's specs into a nodeprint report (one
+// scenario per spec that recorded one; a spec's own failure makes its
+// scenario fail even when the verdict was right, e.g. leftovers) and writes
+// it to out/suites/<suite>/. Call it from ReportAfterSuite.
+func WriteSuiteReport(r Report, suite string) {
+	rep := report.New("suite:"+suite, r.StartTime)
+	for _, spec := range r.SpecReports {
+		for _, e := range spec.ReportEntries {
+			if e.Name != scenarioEntry {
+				continue
+			}
+			var sc report.Scenario
+			if err := json.Unmarshal([]byte(e.Value.String()), &sc); err != nil {
+				continue
+			}
+			switch {
+			case spec.State.Is(types.SpecStatePassed):
+			case spec.State.Is(types.SpecStateFailed):
+				sc.Status = report.Failed
+				sc.Failure = spec.Failure.Message
+			default: // panicked, interrupted, aborted, timed out
+				sc.Status = report.Error
+				sc.Error = spec.Failure.Message
+			}
+			rep.Add(sc)
+		}
+	}
+	code := 0
+	if !r.SuiteSucceeded {
+		code = 1
+	}
+	rep.Finish(r.EndTime, code)
+	tc, err := toolchain.Find()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "suite report not written: %v\n", err)
+		return
+	}
+	dir := filepath.Join(tc.Root, SuiteReportDir, suite)
+	if err := rep.WriteAll(dir); err != nil {
+		fmt.Fprintf(os.Stderr, "suite report not written: %v\n", err)
+		return
+	}
+	fmt.Fprintf(os.Stdout, "suite report: %s\n", dir)
+}
