@@ -201,13 +201,8 @@ func printScenario(w io.Writer, s *report.Scenario) {
 		fmt.Fprintf(w, "; fault %s, expected %s", s.Fault, exp)
 	}
 	fmt.Fprintln(w)
-	if v.Reason != "" {
-		fmt.Fprintf(w, "    %s\n", v.Reason)
-	}
+	printReasonAndEvidence(w, v)
 	if len(v.Fired) > 0 {
-		for _, e := range v.Fired[0].Evidence {
-			fmt.Fprintf(w, "    evidence: %s\n", e)
-		}
 		if len(v.Fired) > 1 {
 			var others []string
 			for _, f := range v.Fired[1:] {
@@ -221,6 +216,19 @@ func printScenario(w io.Writer, s *report.Scenario) {
 		}
 		if s.Runbook != "" {
 			fmt.Fprintf(w, "    runbook: %s\n", s.Runbook)
+		}
+	}
+}
+
+// printReasonAndEvidence prints why a verdict is none or inconclusive, or
+// the deciding rule's evidence, indented under its line.
+func printReasonAndEvidence(w io.Writer, v *attribute.Verdict) {
+	if v.Reason != "" {
+		fmt.Fprintf(w, "    %s\n", v.Reason)
+	}
+	if len(v.Fired) > 0 {
+		for _, e := range v.Fired[0].Evidence {
+			fmt.Fprintf(w, "    evidence: %s\n", e)
 		}
 	}
 }

@@ -112,14 +112,7 @@ func printExplained(w io.Writer, ws []explain.Workload) {
 			fmt.Fprintf(w, " by rule %s (%s); owner: %s", v.Rule, v.Title.En, v.Owner.En)
 		}
 		fmt.Fprintln(w)
-		if v.Reason != "" {
-			fmt.Fprintf(w, "    %s\n", v.Reason)
-		}
-		if len(v.Fired) > 0 {
-			for _, e := range v.Fired[0].Evidence {
-				fmt.Fprintf(w, "    evidence: %s\n", e)
-			}
-		}
+		printReasonAndEvidence(w, v)
 		if x.Runbook != "" {
 			fmt.Fprintf(w, "    runbook: %s\n    first check: %s\n", x.Runbook, x.FirstCheck)
 		}
