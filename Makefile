@@ -48,8 +48,8 @@ suites:
 .PHONY: e2e
 e2e: tools ## Start the local cluster, run the suites against the committed fingerprints, print the verdict tables
 	@rm -rf out/suites
-	@$(MAKE) --no-print-directory suites; rc=$$?; \
-	for f in out/suites/*/summary.md; do [[ -f "$$f" ]] && { echo; cat "$$f"; }; done; \
+	@rc=0; $(MAKE) --no-print-directory suites || rc=$$?; \
+	for f in out/suites/*/summary.md; do if [[ -f "$$f" ]]; then echo; cat "$$f"; fi; done; \
 	echo; echo "reports (JSON, JUnit, HTML): out/suites/<suite>/"; exit $$rc
 
 .PHONY: accuracy
