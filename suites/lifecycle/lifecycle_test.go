@@ -82,3 +82,30 @@ var _ = Describe("nodeprint cluster", Label("suite:lifecycle"), func() {
 		Entry("restart of a component nodeprint does not own", "only karpenter", "cluster", "restart", "etcd", SpecTimeout(time.Minute)),
 	)
 })
+
+var _ = Describe("nodeprint run", Label("suite:lifecycle"), func() {
+	It("exits with the documented code in each of the four cases, and reports it", func(ctx SpecContext) {
+		name := fmt.Sprintf("lc-exit-%d", os.Getpid())
+		DeferCleanup(cli.Run, "cluster", "down", "--name", name, NodeTimeout(2*time.Minute))
+		cli.ExpectRun(ctx, 0, "cluster", "up", "--name", name)
+		good := "fixtures/scenarios/faults/missing-nodeclass.yaml"
+		dir := GinkgoT().TempDir()
+
+		By("0: the expected attribution")
+		cli.ExpectRun(ctx, 0, "run", good, "--cluster", name, "--report-dir", dir+"/ok")
+		cli.ExpectReport(dir+"/ok", 0, "missing-nodeclass", "passed")
+
+		By("1: a fault scenario expecting another layer than the one that broke")
+		wrong := cli.WriteScenarioVariant(dir, good, "expect: {layer: L2, rule: L2-nodeclass-missing}", "expect: {layer: L3}")
+		cli.ExpectRun(ctx, 1, "run", wrong, "--cluster", name, "--report-dir", dir+"/wrong")
+		cli.ExpectReport(dir+"/wrong", 1, "missing-nodeclass", "failed")
+
+		By("2: bad input, before anything runs")
+		bad := cli.WriteScenarioVariant(dir, good, "expect: {layer: L2, rule: L2-nodeclass-missing}", "expect: {layer: L9}")
+		cli.ExpectRun(ctx, 2, "run", bad, "--cluster", name)
+
+		By("3: the environment: a cluster that is not running")
+		cli.ExpectRun(ctx, 0, "cluster", "down", "--name", name)
+		cli.ExpectRun(ctx, 3, "run", good, "--cluster", name)
+	}, SpecTimeout(6*time.Minute))
+})

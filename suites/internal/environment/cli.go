@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -17,7 +18,10 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
 	. "github.com/onsi/gomega"    //nolint:revive,staticcheck
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
 	"github.com/nodeprint/nodeprint/pkg/process"
+	"github.com/nodeprint/nodeprint/pkg/report"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
 )
 
@@ -194,4 +198,41 @@ func (c *CLI) ExpectComponentPID(ctx context.Context, cluster, component string)
 	}
 	Fail(fmt.Sprintf("no %s line in status:\n%s", component, r.Stdout))
 	return 0
+}
+
+// WriteScenarioVariant copies a repository scenario into dir with one
+// string replaced (the replacement must happen), returning the new path.
+func (c *CLI) WriteScenarioVariant(dir, file, old, replacement string) string {
+	GinkgoHelper()
+	b, err := os.ReadFile(filepath.Join(c.Toolchain.Root, file))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(string(b)).To(ContainSubstring(old), "%s no longer holds %q", file, old)
+	path := filepath.Join(dir, fmt.Sprintf("variant-%d-%s", time.Now().UnixNano(), filepath.Base(file)))
+	Expect(os.WriteFile(path, []byte(strings.Replace(string(b), old, replacement, 1)), 0o644)).To(Succeed())
+	return path
+}
+
+// ExpectReport expects dir to hold the four report files, report.json to
+// validate against docs/report.schema.json, to carry the exit code and the
+// scenario's status.
+func (c *CLI) ExpectReport(dir string, code int, scenario, status string) {
+	GinkgoHelper()
+	for _, f := range []string{"report.json", "summary.md", "junit.xml", "report.html"} {
+		Expect(filepath.Join(dir, f)).To(BeAnExistingFile())
+	}
+	schema, err := jsonschema.NewCompiler().Compile(filepath.Join(c.Toolchain.Root, "docs", "report.schema.json"))
+	Expect(err).NotTo(HaveOccurred())
+	f, err := os.Open(filepath.Join(dir, "report.json"))
+	Expect(err).NotTo(HaveOccurred())
+	defer f.Close()
+	doc, err := jsonschema.UnmarshalJSON(f)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(schema.Validate(doc)).To(Succeed())
+	var rep report.Report
+	b, err := os.ReadFile(filepath.Join(dir, "report.json"))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(json.Unmarshal(b, &rep)).To(Succeed())
+	Expect(rep.Summary.ExitCode).To(Equal(code))
+	Expect(rep.Scenarios).To(HaveLen(1))
+	Expect([]string{rep.Scenarios[0].Name, rep.Scenarios[0].Status}).To(Equal([]string{scenario, status}))
 }
