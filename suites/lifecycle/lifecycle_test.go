@@ -95,8 +95,8 @@ var _ = Describe("nodeprint run", Label("suite:lifecycle"), func() {
 		cli.ExpectRun(ctx, 0, "run", good, "--cluster", name, "--report-dir", dir+"/ok")
 		cli.ExpectReport(dir+"/ok", 0, "missing-nodeclass", "passed")
 
-		By("1: a fault scenario expecting another layer than the one that broke")
-		wrong := cli.WriteScenarioVariant(dir, good, "expect: {layer: L2, rule: L2-nodeclass-missing}", "expect: {layer: L3}")
+		By("1: a fault scenario expecting another rule than the one that decides")
+		wrong := cli.WriteScenarioVariant(dir, good, "expect: {layer: L2, rule: L2-nodeclass-missing}", "expect: {layer: L2, rule: L2-nodepool-limits}")
 		cli.ExpectRun(ctx, 1, "run", wrong, "--cluster", name, "--report-dir", dir+"/wrong")
 		cli.ExpectReport(dir+"/wrong", 1, "missing-nodeclass", "failed")
 
