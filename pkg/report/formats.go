@@ -102,6 +102,10 @@ func verdictText(s *Scenario) string {
 	switch {
 	case s.Error != "":
 		return "error"
+	case s.Verdict == nil && s.Diff != nil && s.Diff.Regressed():
+		return "regression" // verify: diffed, not classified
+	case s.Verdict == nil && s.Diff != nil:
+		return "matches the baseline"
 	case s.Verdict == nil:
 		return "–"
 	case s.Verdict.Rule != "":

@@ -80,12 +80,13 @@ func WriteSuiteReport(r Report, suite string) {
 	if !r.SuiteSucceeded {
 		code = 1
 	}
-	rep.Finish(r.EndTime, code)
 	tc, err := toolchain.Find()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "suite report not written: %v\n", err)
 		return
 	}
+	rep.Environment = report.Environment{Karpenter: tc.Versions.Karpenter, Kubernetes: tc.Versions.Kubernetes}
+	rep.Finish(r.EndTime, code)
 	dir := filepath.Join(tc.Root, SuiteReportDir, suite)
 	if err := rep.WriteAll(dir); err != nil {
 		fmt.Fprintf(os.Stderr, "suite report not written: %v\n", err)
