@@ -39,8 +39,33 @@ type Page struct {
 
 // Open starts a headless Chromium (closed by t.Cleanup) and loads url,
 // waiting for ready (a CSS selector) to be visible.
+//
+// The browser is started on its own first, and a failed start is retried
+// with a fresh allocator: chromedp starts a second browser process for a
+// context whose first start failed, and the two then close one channel
+// twice and crash the test binary (seen under -race on 2 cores).
 func Open(t testing.TB, url, ready string) *Page {
 	t.Helper()
+	var ctx context.Context
+	var err error
+	for attempt := 1; attempt <= 3; attempt++ {
+		if ctx, err = start(t); err == nil {
+			break
+		}
+		t.Logf("chromium did not start (attempt %d of 3): %v", attempt, err)
+	}
+	if err != nil {
+		t.Fatalf("chromium did not start: %v", err)
+	}
+	p := &Page{Ctx: ctx, t: t, messages: chromedp.Console(ctx)}
+	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(ready))); err != nil {
+		t.Fatalf("chromium on %s: %v", url, err)
+	}
+	return p
+}
+
+// start starts a browser with a blank tab; its contexts end with the test.
+func start(t testing.TB) (context.Context, error) {
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(Path(t)), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()),
 		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true))
@@ -48,11 +73,8 @@ func Open(t testing.TB, url, ready string) *Page {
 	ctx, cancelTab := chromedp.NewContext(actx)
 	ctx, cancel := context.WithTimeout(ctx, 90*time.Second)
 	t.Cleanup(func() { cancel(); cancelTab(); cancelAlloc() })
-	p := &Page{Ctx: ctx, t: t, messages: chromedp.Console(ctx)}
-	if err := chromedp.Do(ctx, chromedp.Navigate(url), chromedp.WaitVisible(chromedp.CSS(ready))); err != nil {
-		t.Fatalf("chromium on %s: %v", url, err)
-	}
-	return p
+	// Do with no action starts the browser and attaches the tab.
+	return ctx, chromedp.Do(ctx)
 }
 
 // Do runs actions.
