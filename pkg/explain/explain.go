@@ -25,6 +25,7 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
 	"github.com/nodeprint/nodeprint/pkg/fit"
 	"github.com/nodeprint/nodeprint/pkg/observe"
+	"github.com/nodeprint/nodeprint/pkg/report"
 	"github.com/nodeprint/nodeprint/pkg/run"
 	"github.com/nodeprint/nodeprint/pkg/sop"
 )
@@ -270,14 +271,12 @@ func classify(ctx context.Context, cfg *rest.Config, c client.Client, w *Workloa
 	}
 	w.Verdict = v
 	if v.Rule != "" {
-		w.Runbook = "runbooks/en/rules/" + v.Rule + ".md"
+		w.Runbook = report.RunbookPage(v.Rule)
 		if r, ok := rs.Rule(v.Rule); ok && len(r.Checks) > 0 {
-			vars := sop.Vars{Namespace: w.Namespace, NodePool: w.NodePool}
-			for _, n := range snap.Nodes {
-				if n.NotReady || vars.Node == "" {
-					vars.Node = n.Name
-				}
-			}
+			// The namespace and a NotReady-first node as for a run; the
+			// NodePool is the workload's own, not named after the namespace.
+			vars := sop.VarsFor(w.Namespace, snap)
+			vars.NodePool = w.NodePool
 			if cmd, err := sop.Expand(r.Checks[0].Command, vars); err == nil {
 				w.FirstCheck = cmd
 			} else {
