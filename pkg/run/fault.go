@@ -70,10 +70,6 @@ func (r *Runner) RunFault(ctx context.Context, s *scenario.Scenario, opts ...Fau
 	if s.Spec.Fault == nil {
 		return nil, fmt.Errorf("scenario %s has no fault block", s.Metadata.Name)
 	}
-	o := &faultOpts{onInject: func(faults.Injector) {}, whileFaulted: func(context.Context, *Result) {}}
-	for _, f := range opts {
-		f(o)
-	}
 	clean := *s
 	clean.Spec.Fault = nil
 	r.progress(fmt.Sprintf("scenario %s: baseline run (no fault)", s.Metadata.Name))
@@ -86,7 +82,7 @@ func (r *Runner) RunFault(ctx context.Context, s *scenario.Scenario, opts ...Fau
 		return nil, err
 	}
 	r.progress(fmt.Sprintf("scenario %s: faulted run (%s)", s.Metadata.Name, s.Spec.Fault.Name))
-	faulted, err := r.run(ctx, s, hooks{onInject: o.onInject, whileFaulted: o.whileFaulted})
+	faulted, err := r.run(ctx, s, hooksOf(opts))
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: faulted run: %w", s.Metadata.Name, err)
 	}

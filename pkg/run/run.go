@@ -95,17 +95,21 @@ func NewID(s *scenario.Scenario) string { return s.Metadata.Name + "-" + rand.St
 // removes what it created, also when it fails or ctx is cancelled. The
 // options act on the fault as in RunFault (OnInject, WhileFaulted).
 func (r *Runner) Run(ctx context.Context, s *scenario.Scenario, opts ...FaultOption) (res *Result, err error) {
+	return r.run(ctx, s, hooksOf(opts))
+}
+
+// hooks let the caller act at two moments of a faulted run; nil is none.
+type hooks struct {
+	onInject     func(faults.Injector)
+	whileFaulted func(context.Context, *Result)
+}
+
+func hooksOf(opts []FaultOption) hooks {
 	o := &faultOpts{}
 	for _, f := range opts {
 		f(o)
 	}
-	return r.run(ctx, s, hooks{onInject: o.onInject, whileFaulted: o.whileFaulted})
-}
-
-// hooks let RunFault's caller act at two moments of the faulted run.
-type hooks struct {
-	onInject     func(faults.Injector)
-	whileFaulted func(context.Context, *Result)
+	return hooks{onInject: o.onInject, whileFaulted: o.whileFaulted}
 }
 
 func (r *Runner) run(ctx context.Context, s *scenario.Scenario, h hooks) (res *Result, err error) {

@@ -134,26 +134,14 @@ func finishReport(stdout, stderr io.Writer, rep *report.Report, f *scenarioFlags
 }
 
 func runOne(ctx context.Context, r *runpkg.Runner, f *scenarioFlags, s *scenario.Scenario) (report.Scenario, error) {
-	sc := report.Scenario{Name: s.Metadata.Name, File: s.Path, Status: report.Error}
+	sc := runpkg.ReportScenario(s)
 	if s.Spec.Fault != nil {
-		sc.Fault = s.Spec.Fault.Name
-		if e := s.Spec.Fault.Expect; e != nil {
-			sc.Expected = &report.Expectation{Layer: e.Layer, Rule: e.Rule}
-		}
 		res, err := r.RunFault(ctx, s)
 		if err != nil {
 			sc.Error = err.Error()
 			return sc, err
 		}
-		sc.Verdict, sc.Baseline, sc.Observed, sc.Diff = res.Verdict, res.BaselineFingerprint, res.Faulted.Fingerprint, res.Diff
-		sc.Runs = []string{res.Baseline.ID, res.Faulted.ID}
-		sc.Timeline = report.TimelineOf(res.Faulted.Observation, res.Faulted.Injected)
-		sc.Runbook = report.RunbookPage(res.Verdict.Rule)
-		sc.Status = report.Failed
-		if res.Correct() {
-			sc.Status = report.Passed
-		}
-		return sc, nil
+		return res.Report(), nil
 	}
 	bl, err := fingerprint.LoadBaseline(fingerprint.Path(f.fingerprints, s.Metadata.Name))
 	if err != nil {
@@ -169,9 +157,9 @@ func runOne(ctx context.Context, r *runpkg.Runner, f *scenarioFlags, s *scenario
 		sc.Error = err.Error()
 		return sc, err
 	}
-	sc.Verdict, sc.Baseline, sc.Observed, sc.Diff, sc.Runs = v, bl, res.Fingerprint, d, []string{res.ID}
-	sc.Timeline = report.TimelineOf(res.Observation, time.Time{})
-	sc.Runbook = report.RunbookPage(v.Rule)
+	// A plain run is classified too: it passes when the verdict is none.
+	sc = runpkg.VerifyReport(s, res, bl, d)
+	sc.Verdict, sc.Runbook = v, report.RunbookPage(v.Rule)
 	sc.Status = report.Failed
 	if v.Verdict == attribute.None {
 		sc.Status = report.Passed
@@ -320,14 +308,7 @@ func recordAnomaly(ctx context.Context, stdout io.Writer, r *runpkg.Runner, f *s
 	if err != nil {
 		return err
 	}
-	sc := report.Scenario{Name: s.Metadata.Name, File: s.Path, Fault: s.Spec.Fault.Name, Verdict: res.Verdict, Status: report.Failed,
-		Runbook: report.RunbookPage(res.Verdict.Rule)}
-	if e := s.Spec.Fault.Expect; e != nil {
-		sc.Expected = &report.Expectation{Layer: e.Layer, Rule: e.Rule}
-	}
-	if res.Correct() {
-		sc.Status = report.Passed
-	}
+	sc := res.Report()
 	printScenario(stdout, &sc)
 	if sc.Status != report.Passed {
 		return fmt.Errorf("%s: not recorded: the verdict is not the expected one", s.Metadata.Name)

@@ -104,15 +104,10 @@ Exit codes: 0 no regression, 1 a regression, 2 bad input, 3 environment failure.
 					return usageError{err}
 				}
 				started := time.Now()
-				sc := report.Scenario{Name: s.Metadata.Name, File: s.Path, Status: report.Error, Baseline: b}
+				sc := runpkg.ReportScenario(s)
 				res, err := r.Run(ctx, s)
 				if err == nil {
-					d := diff.Compare(b, res.Fingerprint, diff.RulesFor(s))
-					sc.Observed, sc.Diff, sc.Runs, sc.Status = res.Fingerprint, d, []string{res.ID}, report.Passed
-					sc.Timeline = report.TimelineOf(res.Observation, time.Time{})
-					if d.Regressed() {
-						sc.Status = report.Failed
-					}
+					sc = runpkg.VerifyReport(s, res, b, diff.Compare(b, res.Fingerprint, diff.RulesFor(s)))
 				} else {
 					sc.Error = err.Error()
 				}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/nodeprint/nodeprint/pkg/attribute"
 	"github.com/nodeprint/nodeprint/pkg/faults"
-	"github.com/nodeprint/nodeprint/pkg/report"
 	"github.com/nodeprint/nodeprint/pkg/run"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 )
@@ -47,12 +46,15 @@ func (e *Environment) ExpectAttributed(ctx context.Context, s *scenario.Scenario
 	res, err := r.RunFault(ctx, s, append([]run.FaultOption{run.OnInject(func(inj faults.Injector) {
 		DeferCleanup(inj.Restore)
 	})}, opts...)...)
+	sc := run.ReportScenario(s)
 	if err != nil {
-		recordScenario(report.Scenario{Name: s.Metadata.Name, File: s.Path, Fault: s.Spec.Fault.Name, Status: report.Error, Error: err.Error(),
-			Seconds: time.Since(started).Round(time.Second).Seconds()})
+		sc.Error = err.Error()
+	} else {
+		sc = res.Report()
 	}
+	sc.Seconds = time.Since(started).Round(time.Second).Seconds()
+	recordScenario(sc)
 	Expect(err).NotTo(HaveOccurred())
-	recordScenario(faultScenarioResult(res, started))
 	v := res.Verdict
 	AddReportEntry("verdict", v.Summary())
 	want := s.Spec.Fault.Expect

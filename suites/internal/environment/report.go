@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
 	"github.com/onsi/ginkgo/v2/types"
 
 	"github.com/nodeprint/nodeprint/pkg/report"
-	"github.com/nodeprint/nodeprint/pkg/run"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
 )
 
@@ -31,22 +29,6 @@ func recordScenario(sc report.Scenario) {
 		return
 	}
 	AddReportEntry(scenarioEntry, string(b), ReportEntryVisibilityNever)
-}
-
-// faultScenarioResult is a fault run's result for the suite report.
-func faultScenarioResult(res *run.FaultResult, started time.Time) report.Scenario {
-	s := res.Scenario
-	sc := report.Scenario{Name: s.Metadata.Name, File: s.Path, Fault: s.Spec.Fault.Name, Status: report.Failed,
-		Verdict: res.Verdict, Baseline: res.BaselineFingerprint, Observed: res.Faulted.Fingerprint, Diff: res.Diff,
-		Runs: []string{res.Baseline.ID, res.Faulted.ID}, Timeline: report.TimelineOf(res.Faulted.Observation, res.Faulted.Injected),
-		Runbook: report.RunbookPage(res.Verdict.Rule), Seconds: time.Since(started).Round(time.Second).Seconds()}
-	if e := s.Spec.Fault.Expect; e != nil {
-		sc.Expected = &report.Expectation{Layer: e.Layer, Rule: e.Rule}
-	}
-	if res.Correct() {
-		sc.Status = report.Passed
-	}
-	return sc
 }
 
 // WriteSuiteReport turns the suite's specs into a nodeprint report (one

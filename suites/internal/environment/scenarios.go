@@ -12,7 +12,6 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/cluster"
 	"github.com/nodeprint/nodeprint/pkg/diff"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
-	"github.com/nodeprint/nodeprint/pkg/report"
 	"github.com/nodeprint/nodeprint/pkg/run"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
@@ -87,18 +86,17 @@ func (e *Environment) ExpectMatchesBaseline(ctx context.Context, s *scenario.Sce
 	Expect(err).NotTo(HaveOccurred())
 	started := time.Now()
 	res, err := e.runner(ctx).Run(ctx, s)
+	sc := run.ReportScenario(s)
 	if err != nil {
-		recordScenario(report.Scenario{Name: s.Metadata.Name, File: s.Path, Status: report.Error, Error: err.Error(),
-			Seconds: time.Since(started).Round(time.Second).Seconds()})
+		sc.Error = err.Error()
+		sc.Seconds = time.Since(started).Round(time.Second).Seconds()
+		recordScenario(sc)
 	}
 	Expect(err).NotTo(HaveOccurred())
 	d := diff.Compare(b, res.Fingerprint, diff.RulesFor(s))
 	AddReportEntry("diff", d.Text())
-	sc := report.Scenario{Name: s.Metadata.Name, File: s.Path, Status: report.Passed, Baseline: b, Observed: res.Fingerprint, Diff: d,
-		Runs: []string{res.ID}, Timeline: report.TimelineOf(res.Observation, time.Time{}), Seconds: time.Since(started).Round(time.Second).Seconds()}
-	if d.Regressed() {
-		sc.Status = report.Failed
-	}
+	sc = run.VerifyReport(s, res, b, d)
+	sc.Seconds = time.Since(started).Round(time.Second).Seconds()
 	recordScenario(sc)
 	Expect(d.Regressed()).To(BeFalse(), "%s", d.Text())
 }
