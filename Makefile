@@ -56,6 +56,11 @@ e2e: tools ## Start the local cluster, run the suites against the committed fing
 accuracy: tools ## Run every fault scenario RUNS times (default 3) and print the confusion matrix
 	bin/nodeprint attribute --matrix --runs $(or $(RUNS),3) fixtures/scenarios/faults
 
+.PHONY: upgrade-check
+upgrade-check: tools ## Run the catalog with Karpenter UPGRADE_TO (e.g. v1.15.0) against the committed baselines; report in out/upgrade/
+	@[[ -n "$(UPGRADE_TO)" ]] || { echo "usage: make upgrade-check UPGRADE_TO=vX.Y.Z"; exit 2; }
+	bin/nodeprint run fixtures/scenarios fixtures/scenarios/faults --karpenter-version $(UPGRADE_TO) --parallel $(or $(PARALLEL),4) --report-dir out/upgrade
+
 .PHONY: sop
 sop: tools ## Regenerate the runbooks in runbooks/ from the rules and the recorded fingerprints (commit the result)
 	bin/nodeprint sop --out runbooks

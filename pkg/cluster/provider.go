@@ -97,6 +97,8 @@ type Options struct {
 	workRoot  string
 	timeout   time.Duration
 	buildLog  io.Writer
+	// kubeconfig is the existing provider's cluster.
+	kubeconfig string
 }
 
 // Option configures a provider.
@@ -122,6 +124,11 @@ func WithTimeout(d time.Duration) Option { return func(o *Options) { o.timeout =
 // WithBuildOutput receives the toolchain build's output when Up has to build
 // missing binaries (default: discarded).
 func WithBuildOutput(w io.Writer) Option { return func(o *Options) { o.buildLog = w } }
+
+// WithKubeconfig is the kubeconfig of the existing provider's cluster
+// (default: $KUBECONFIG, else ~/.kube/config). The other providers write
+// their own and ignore it.
+func WithKubeconfig(path string) Option { return func(o *Options) { o.kubeconfig = path } }
 
 // DefaultName is the cluster name used when none is given.
 const DefaultName = "nodeprint"
@@ -183,7 +190,9 @@ func New(kind Kind, opts ...Option) (Provider, error) {
 	switch kind {
 	case KindLocal, "":
 		return NewLocal(opts...)
-	case KindKind, KindExisting:
+	case KindExisting:
+		return NewExisting(opts...)
+	case KindKind:
 		return &notImplemented{kind: kind}, nil
 	default:
 		return nil, fmt.Errorf("unknown cluster provider %q: want local, kind or existing", kind)

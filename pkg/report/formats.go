@@ -42,6 +42,9 @@ func (r *Report) Markdown() ([]byte, error) {
 	}
 	meta = append(meta, fmt.Sprintf("%s, exit code %d", r.Finished.Sub(r.Started).Round(1e9), r.Summary.ExitCode))
 	fmt.Fprintf(&b, "%s\n\n", strings.Join(meta, " · "))
+	if line := r.UpgradeLine(); line != "" {
+		fmt.Fprintf(&b, "**%s**\n\n", line)
+	}
 	b.WriteString("| | scenario | verdict | expected | seconds |\n|---|---|---|---|---|\n")
 	for _, s := range r.Scenarios {
 		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %.0f |\n", statusIcon(s.Status), s.Name, cell(verdictText(&s)), cell(expectedText(&s)), s.Seconds)

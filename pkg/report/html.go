@@ -150,6 +150,7 @@ section { border-top: 2px solid #d0d5dd; margin-top: 24px; }
 <body>
 <h1>nodeprint {{.R.Command}}</h1>
 <p>{{.R.Summary.Passed}} passed, {{.R.Summary.Failed}} failed, {{.R.Summary.Errors}} errors of {{.R.Summary.Total}} · exit code {{.R.Summary.ExitCode}} · {{.Duration}}{{with .R.Environment.Karpenter}} · Karpenter {{.}}{{end}}{{with .R.Environment.Kubernetes}} · Kubernetes {{.}}{{end}}{{with .R.Shard}} · shard {{.}}{{end}}{{if gt .R.Parallel 1}} · parallel {{.R.Parallel}}{{end}}</p>
+{{with .R.UpgradeLine}}<p class="upgrade"><strong>{{.}}</strong></p>{{end}}
 <table>
 <tr><th></th><th>scenario</th><th>verdict</th><th>expected</th><th>seconds</th></tr>
 {{range .Scenarios}}<tr><td>{{icon .Status}}</td><td><a href="#{{.Name}}">{{.Name}}</a></td><td>{{.VerdictText}}</td><td>{{.ExpectedText}}</td><td>{{printf "%.0f" .Seconds}}</td></tr>

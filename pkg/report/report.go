@@ -7,9 +7,12 @@ package report
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/nodeprint/nodeprint/pkg/attribute"
@@ -41,8 +44,22 @@ type Report struct {
 	Shard       string      `json:"shard,omitempty"`
 	Parallel    int         `json:"parallel,omitempty"`
 	Environment Environment `json:"environment"`
-	Summary     Summary     `json:"summary"`
-	Scenarios   []Scenario  `json:"scenarios"`
+	// Upgrade is set by a Karpenter upgrade check (--karpenter-version).
+	Upgrade   *Upgrade   `json:"upgrade,omitempty"`
+	Summary   Summary    `json:"summary"`
+	Scenarios []Scenario `json:"scenarios"`
+}
+
+// Upgrade is what a Karpenter upgrade check found: the scenarios ran with
+// Karpenter To against baselines recorded with From.
+type Upgrade struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+	// Differing names every scenario whose fingerprint differs from its
+	// baseline, tolerated deviations included, and every scenario that did
+	// not pass (a fault attributed otherwise, a run that failed): what a
+	// team reads before upgrading. Filled in by Finish.
+	Differing []string `json:"differing"`
 }
 
 // Environment is what the runs ran on.
@@ -116,6 +133,35 @@ func (r *Report) Finish(finished time.Time, exitCode int) {
 			r.Summary.Errors++
 		}
 	}
+	if u := r.Upgrade; u != nil {
+		u.Differing = []string{}
+		from := map[string]bool{}
+		for _, s := range r.Scenarios {
+			if s.Baseline != nil && s.Fault == "" && s.Baseline.Environment.Karpenter != "" {
+				from[s.Baseline.Environment.Karpenter] = true
+			}
+			if s.Status != Passed || (s.Fault == "" && s.Diff != nil && len(s.Diff.Deviations) > 0) {
+				u.Differing = append(u.Differing, s.Name)
+			}
+		}
+		if u.From == "" {
+			u.From = strings.Join(slices.Sorted(maps.Keys(from)), ", ")
+		}
+	}
+}
+
+// UpgradeLine says in one sentence what an upgrade check found; "" when
+// the report is not one.
+func (r *Report) UpgradeLine() string {
+	u := r.Upgrade
+	if u == nil {
+		return ""
+	}
+	head := fmt.Sprintf("Karpenter upgrade check %s → %s: ", u.From, u.To)
+	if len(u.Differing) == 0 {
+		return head + fmt.Sprintf("none of the %d scenario(s) differs from its baseline", len(r.Scenarios))
+	}
+	return head + fmt.Sprintf("%d of %d scenario(s) differ from their baselines: %s", len(u.Differing), len(r.Scenarios), strings.Join(u.Differing, ", "))
 }
 
 // RunbookPage is where the runbooks describe a rule.

@@ -17,6 +17,7 @@ import (
 	"github.com/nodeprint/nodeprint/internal/chromium"
 	"github.com/nodeprint/nodeprint/pkg/attribute"
 	"github.com/nodeprint/nodeprint/pkg/diff"
+	"github.com/nodeprint/nodeprint/pkg/fingerprint"
 	"github.com/nodeprint/nodeprint/pkg/observe"
 	"github.com/nodeprint/nodeprint/pkg/report"
 )
@@ -215,5 +216,62 @@ func TestHTMLInChromium(t *testing.T) {
 	}
 	if problems := p.Problems(); len(problems) > 0 {
 		t.Errorf("console errors or exceptions:\n%s", strings.Join(problems, "\n"))
+	}
+}
+
+// An upgrade check names every scenario that moved: a regression, a
+// tolerated deviation, a fault attributed otherwise, a run that failed;
+// not a plain scenario that matched, nor a fault scenario's expected diff.
+func TestUpgradeNamesEveryScenarioThatDiffers(t *testing.T) {
+	r := report.New("verify", t0)
+	r.Environment = report.Environment{Karpenter: "v1.15.0", Kubernetes: "v1.36.3"}
+	r.Upgrade = &report.Upgrade{To: "v1.15.0"}
+	base := &fingerprint.Baseline{Scenario: "x", Environment: fingerprint.Environment{Karpenter: "v1.14.1"}}
+	dev := func(sev diff.Severity) *diff.Diff {
+		return &diff.Diff{Deviations: []diff.Deviation{{Path: "selection.zones", Baseline: "2", Observed: "3", Rule: "r", Severity: sev}}}
+	}
+	r.Add(report.Scenario{Name: "same", Status: report.Passed, Baseline: base, Diff: &diff.Diff{Deviations: []diff.Deviation{}}})
+	r.Add(report.Scenario{Name: "tolerated", Status: report.Passed, Baseline: base, Diff: dev(diff.Tolerated)})
+	r.Add(report.Scenario{Name: "regressed", Status: report.Failed, Baseline: base, Diff: dev(diff.Regression)})
+	r.Add(report.Scenario{Name: "fault-as-expected", Status: report.Passed, Fault: "memory-leak", Diff: dev(diff.Regression)})
+	r.Add(report.Scenario{Name: "fault-otherwise", Status: report.Failed, Fault: "memory-leak", Diff: dev(diff.Regression)})
+	r.Add(report.Scenario{Name: "broken", Status: report.Error, Error: "karpenter exited"})
+	r.Finish(sec(60), 1)
+	want := &report.Upgrade{From: "v1.14.1", To: "v1.15.0", Differing: []string{"broken", "fault-otherwise", "regressed", "tolerated"}}
+	if d := cmp.Diff(want, r.Upgrade); d != "" {
+		t.Errorf("upgrade (-want +got):\n%s", d)
+	}
+	line := "Karpenter upgrade check v1.14.1 → v1.15.0: 4 of 6 scenario(s) differ from their baselines: broken, fault-otherwise, regressed, tolerated"
+	if r.UpgradeLine() != line {
+		t.Errorf("UpgradeLine() = %q, want %q", r.UpgradeLine(), line)
+	}
+	md, err := r.Markdown()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "**"+line+"**") {
+		t.Errorf("summary.md lacks the upgrade line:\n%s", md)
+	}
+	b, err := r.JSON()
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema, err := jsonschema.NewCompiler().Compile("../../docs/report.schema.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := schema.Validate(doc); err != nil {
+		t.Fatalf("an upgrade report does not validate: %v", err)
+	}
+	clean := report.New("verify", t0)
+	clean.Upgrade = &report.Upgrade{From: "v1.14.1", To: "v1.15.0"}
+	clean.Add(report.Scenario{Name: "same", Status: report.Passed, Baseline: base, Diff: &diff.Diff{}})
+	clean.Finish(sec(10), 0)
+	if got := clean.UpgradeLine(); got != "Karpenter upgrade check v1.14.1 → v1.15.0: none of the 1 scenario(s) differs from its baseline" {
+		t.Errorf("UpgradeLine() of a clean check = %q", got)
 	}
 }

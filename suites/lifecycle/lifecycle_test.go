@@ -3,11 +3,15 @@ package lifecycle
 import (
 	"fmt"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
 	. "github.com/onsi/gomega"    //nolint:revive,staticcheck
+
+	"github.com/nodeprint/nodeprint/pkg/report"
+	"github.com/nodeprint/nodeprint/suites/internal/environment"
 )
 
 var _ = Describe("nodeprint cluster", Label("suite:lifecycle"), func() {
@@ -80,6 +84,9 @@ var _ = Describe("nodeprint cluster", Label("suite:lifecycle"), func() {
 		Entry("unknown command", "unknown command", "cluster", "explode", SpecTimeout(time.Minute)),
 		Entry("unexpected argument", "unknown command", "cluster", "up", "extra", SpecTimeout(time.Minute)),
 		Entry("restart of a component nodeprint does not own", "only karpenter", "cluster", "restart", "etcd", SpecTimeout(time.Minute)),
+		Entry("a Karpenter version that is not a release tag", "want a release tag vX.Y.Z", "verify", "--karpenter-version", "1.15", "web-service", SpecTimeout(time.Minute)),
+		Entry("an upgrade check on a running cluster", "leave out --cluster", "verify", "--karpenter-version", "v1.15.0", "--cluster", "x", "web-service", SpecTimeout(time.Minute)),
+		Entry("an infrastructure fault on an existing cluster", "infrastructure (L1) fault", "run", "fixtures/scenarios/faults/slow-boot.yaml", "--provider", "existing", SpecTimeout(time.Minute)),
 	)
 })
 
@@ -107,5 +114,60 @@ var _ = Describe("nodeprint run", Label("suite:lifecycle"), func() {
 		By("3: the environment: a cluster that is not running")
 		cli.ExpectRun(ctx, 0, "cluster", "down", "--name", name)
 		cli.ExpectRun(ctx, 3, "run", good, "--cluster", name)
+	}, SpecTimeout(6*time.Minute))
+})
+
+var _ = Describe("nodeprint verify --karpenter-version", Label("suite:lifecycle"), func() {
+	// The release built here is the pinned one, already in bin/: building
+	// another release costs a cold machine about six minutes, too much for
+	// make test. `make upgrade-check` runs the whole catalog with another
+	// release (README, "Karpenter upgrade check").
+	It("runs the scenarios on a temporary cluster with that release and reports what differs", func(ctx SpecContext) {
+		version := cli.Toolchain.Versions.Karpenter
+		dir := GinkgoT().TempDir()
+		res := cli.ExpectRun(ctx, 0, "verify", "--karpenter-version", version, "web-service", "--report-dir", dir)
+		Expect(res.Stderr).To(ContainSubstring("starting Karpenter " + version))
+		Expect(res.Stdout).To(ContainSubstring(fmt.Sprintf("Karpenter upgrade check %s → %s: none of the 1 scenario(s) differs from its baseline", version, version)))
+		rep := cli.ExpectReport(dir, 0, "web-service", "passed")
+		Expect(rep.Upgrade).To(Equal(&report.Upgrade{From: version, To: version, Differing: []string{}}))
+		Expect(rep.Environment.Karpenter).To(Equal(version))
+	}, SpecTimeout(4*time.Minute))
+})
+
+var _ = Describe("nodeprint run --provider existing", Label("suite:lifecycle", "provider:existing"), func() {
+	It("runs workload-side scenarios on a cluster it does not own, refuses infrastructure faults and deletes nothing it did not create", func(ctx SpecContext) {
+		name := fmt.Sprintf("lc-ex-%d", os.Getpid())
+		DeferCleanup(cli.Run, "cluster", "down", "--name", name, NodeTimeout(2*time.Minute))
+		cli.ExpectRun(ctx, 0, "cluster", "up", "--name", name)
+		kubeconfig := strings.TrimSpace(cli.ExpectRun(ctx, 0, "cluster", "kubeconfig", "--name", name).Stdout)
+		env := environment.New(kubeconfig)
+		sentinel := env.CreateSentinel(ctx, fmt.Sprintf("platform-team-%d", os.Getpid()))
+		dir := GinkgoT().TempDir()
+
+		By("status and up only check the cluster")
+		st := cli.ExpectRun(ctx, 0, "cluster", "status", "--provider", "existing", "--kubeconfig", kubeconfig)
+		Expect(st.Stdout).To(MatchRegexp(`(?m)^karpenter-crds\s+yes\s`))
+		cli.ExpectRun(ctx, 0, "cluster", "up", "--provider", "existing", "--kubeconfig", kubeconfig)
+
+		By("a workload-side fault scenario runs and is attributed")
+		cli.ExpectRun(ctx, 0, "run", "fixtures/scenarios/faults/missing-nodeclass.yaml", "--provider", "existing", "--kubeconfig", kubeconfig, "--report-dir", dir+"/ok")
+		cli.ExpectReport(dir+"/ok", 0, "missing-nodeclass", "passed")
+
+		By("an infrastructure fault is refused before anything is applied")
+		refused := cli.ExpectRun(ctx, 2, "run", "fixtures/scenarios/faults/capacity-shortage-pending.yaml", "--provider", "existing", "--kubeconfig", kubeconfig)
+		environment.ExpectStderrNames(refused, "capacity-shortage-pending.yaml", "spec.fault.name", "infrastructure (L1) fault", "--provider local")
+		other := cli.ExpectRun(ctx, 2, "run", "fixtures/scenarios/aws-families.yaml", "--provider", "existing", "--kubeconfig", kubeconfig)
+		environment.ExpectStderrNames(other, "aws-families.yaml", "spec.catalog", "--catalog")
+
+		By("down stops nothing; the cluster and what nodeprint did not create are untouched")
+		cli.ExpectRun(ctx, 0, "cluster", "down", "--provider", "existing", "--kubeconfig", kubeconfig)
+		cli.ExpectRun(ctx, 0, "cluster", "status", "--name", name)
+		env.ExpectSentinelUntouched(ctx, sentinel)
+
+		By("a cluster that does not answer is an environment failure; a kubeconfig that is not there is bad input")
+		down := cli.ExpectRun(ctx, 3, "run", "fixtures/scenarios/faults/missing-nodeclass.yaml", "--provider", "existing", "--kubeconfig", env.WriteUnreachableKubeconfig(dir))
+		environment.ExpectStderrNames(down, "kube-apiserver", "127.0.0.1:1")
+		missing := cli.ExpectRun(ctx, 2, "run", "fixtures/scenarios/faults/missing-nodeclass.yaml", "--provider", "existing", "--kubeconfig", dir+"/none.yaml")
+		environment.ExpectStderrNames(missing, "none.yaml")
 	}, SpecTimeout(6*time.Minute))
 })

@@ -114,7 +114,18 @@ func finishReport(stdout, stderr io.Writer, rep *report.Report, f *scenarioFlags
 	case failed > 0:
 		err = errors.Join(err, wrongError{failed, len(rep.Scenarios)})
 	}
+	if f.karpenterVersion != "" {
+		rep.Upgrade = &report.Upgrade{To: f.karpenterVersion}
+	}
 	rep.Finish(time.Now(), exitCode(context.Background(), err))
+	if u := rep.Upgrade; u != nil {
+		if u.From == "" {
+			u.From = f.pinned // only fault scenarios ran: their baseline is the clean run
+		}
+		if !asJSON {
+			fmt.Fprintln(stdout, rep.UpgradeLine())
+		}
+	}
 	if asJSON {
 		b, jerr := rep.JSON()
 		if jerr != nil {

@@ -18,6 +18,8 @@ type clusterFlags struct {
 	name     string
 	provider string
 	timeout  time.Duration
+	// kubeconfig is the existing provider's cluster.
+	kubeconfig string
 }
 
 func newClusterCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -37,6 +39,7 @@ func newClusterCmd(stdout, stderr io.Writer) *cobra.Command {
 	}
 	cmd.PersistentFlags().StringVar(&f.name, "name", cluster.DefaultName, "cluster name (clusters with different names run side by side)")
 	cmd.PersistentFlags().StringVar(&f.provider, "provider", string(cluster.KindLocal), "cluster provider: local, kind or existing")
+	cmd.PersistentFlags().StringVar(&f.kubeconfig, "kubeconfig", "", "with --provider existing: the cluster's kubeconfig (default: $KUBECONFIG, else ~/.kube/config); up and status only check it, down stops nothing")
 	up := &cobra.Command{
 		Use:   "up",
 		Short: "Start a local control plane and Karpenter (KWOK provider); builds missing binaries first",
@@ -130,6 +133,7 @@ func provider(f *clusterFlags, progress io.Writer) (cluster.Provider, error) {
 		cluster.WithName(f.name),
 		cluster.WithProgress(func(e cluster.Event) { printEvent(progress, start, e) }),
 		cluster.WithBuildOutput(progress),
+		cluster.WithKubeconfig(f.kubeconfig),
 	}
 	if f.timeout > 0 {
 		opts = append(opts, cluster.WithTimeout(f.timeout))
@@ -168,6 +172,7 @@ func clusterUp(cmd *cobra.Command, f *clusterFlags, stdout, stderr io.Writer) er
 		cluster.WithName(f.name),
 		cluster.WithTimeout(f.timeout),
 		cluster.WithBuildOutput(stderr),
+		cluster.WithKubeconfig(f.kubeconfig),
 		cluster.WithProgress(func(e cluster.Event) {
 			printEvent(stderr, start, e)
 			if e.Done && e.Elapsed > 0 {

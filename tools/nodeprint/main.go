@@ -70,12 +70,14 @@ func exitCode(ctx context.Context, err error) int {
 		notImpl *cluster.NotImplementedError
 		absent  *cluster.NotFoundError
 		shard   *runpkg.ShardError
+		kcfg    *cluster.KubeconfigError
+		unsup   *runpkg.UnsupportedError
 	)
 	switch {
 	case ctx.Err() != nil || errors.Is(err, context.Canceled):
 		return exitInterrupted
 	case errors.As(err, &usage), errors.As(err, &name), strings.HasPrefix(err.Error(), "unknown command"), errors.As(err, &notImpl),
-		errors.Is(err, cluster.ErrAlreadyRunning), errors.As(err, &shard):
+		errors.Is(err, cluster.ErrAlreadyRunning), errors.As(err, &shard), errors.As(err, &kcfg), errors.As(err, &unsup):
 		return exitUsage
 	case errors.As(err, &missing), errors.As(err, &phase), errors.As(err, &absent), errors.As(err, new(environmentError)):
 		return exitEnvironment

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -32,18 +33,51 @@ type scenarioFlags struct {
 	reportDir string
 	// clusterName is the cluster the scenarios ran on.
 	clusterName string
+	// provider, kubeconfig and catalog choose the cluster (addScenarioFlags).
+	provider   string
+	kubeconfig string
+	catalog    string
+	// karpenterVersion, when set, runs the scenarios with that Karpenter
+	// release instead of the pinned one (the upgrade check); pinned is the
+	// pinned one.
+	karpenterVersion string
+	pinned           string
 }
 
 func addRunFlags(cmd *cobra.Command, f *scenarioFlags) {
 	cmd.Flags().StringVar(&f.shard, "shard", "", "run the I-th of N slices of the scenarios (I/N, 1-based; every N-th by name), for a CI matrix or an Indexed Job")
 	cmd.Flags().IntVar(&f.parallel, "parallel", 1, "run up to N scenarios at once on the cluster (scenarios of one catalog together; cluster-wide faults alone)")
 	cmd.Flags().StringVar(&f.reportDir, "report-dir", "", "write report.json, summary.md, junit.xml and report.html into this directory")
+	cmd.Flags().StringVar(&f.karpenterVersion, "karpenter-version", "", "upgrade check: build (or reuse) this Karpenter release (vX.Y.Z) next to the pinned one, run the scenarios with it on a temporary cluster, and report every scenario that differs from its baseline")
+}
+
+var releaseRE = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+$`)
+
+// upgradeToolchain is the toolchain with the Karpenter release of
+// --karpenter-version, or tc itself without it.
+func upgradeToolchain(f *scenarioFlags, tc *toolchain.Toolchain) (*toolchain.Toolchain, error) {
+	f.pinned = tc.Versions.Karpenter
+	if f.karpenterVersion == "" {
+		return tc, nil
+	}
+	if !releaseRE.MatchString(f.karpenterVersion) {
+		return nil, usageError{fmt.Errorf("--karpenter-version %q: want a release tag vX.Y.Z (e.g. v1.15.0)", f.karpenterVersion)}
+	}
+	if f.cluster != "" || f.provider == string(cluster.KindExisting) {
+		return nil, usageError{fmt.Errorf("--karpenter-version runs a temporary local cluster with that release; leave out --cluster and --provider existing")}
+	}
+	up := *tc
+	up.Versions.Karpenter = f.karpenterVersion
+	return &up, nil
 }
 
 func addScenarioFlags(cmd *cobra.Command, f *scenarioFlags) {
 	f.parallel = 1 // commands without --parallel run one scenario at a time
 	cmd.Flags().StringVar(&f.cluster, "cluster", "", "run on this running local cluster (default: start a temporary one and stop it afterwards)")
 	cmd.Flags().StringVar(&f.fingerprints, "fingerprints", "", "baseline directory (default: <repository>/fingerprints)")
+	cmd.Flags().StringVar(&f.provider, "provider", string(cluster.KindLocal), "cluster provider: local (a cluster nodeprint starts and owns) or existing (--kubeconfig to a cluster that runs Karpenter's KWOK provider; workload-side scenarios only)")
+	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "with --provider existing: the cluster's kubeconfig (default: $KUBECONFIG, else ~/.kube/config)")
+	cmd.Flags().StringVar(&f.catalog, "catalog", "", "with --provider existing: the instance-type catalog the cluster's Karpenter runs with (default: the KWOK provider's generic catalog); scenarios of other catalogs are refused")
 }
 
 func newRecordCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -96,9 +130,13 @@ func newVerifyCmd(stdout, stderr io.Writer) *cobra.Command {
 Exit codes: 0 no regression, 1 a regression, 2 bad input, 3 environment failure.`,
 		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			paths, err := expandPaths(args)
+			if err != nil {
+				return usageError{err}
+			}
 			rep := report.New("verify", time.Now())
 			var mu sync.Mutex
-			err := withScenarios(cmd.Context(), f, args, stderr, func(ctx context.Context, r *runpkg.Runner, env fingerprint.Environment, s *scenario.Scenario) error {
+			err = withScenarios(cmd.Context(), f, paths, stderr, func(ctx context.Context, r *runpkg.Runner, env fingerprint.Environment, s *scenario.Scenario) error {
 				b, err := fingerprint.LoadBaseline(fingerprint.Path(f.fingerprints, s.Metadata.Name))
 				if err != nil {
 					return usageError{err}
@@ -168,19 +206,33 @@ func withScenarios(ctx context.Context, f *scenarioFlags, args []string, stderr 
 			return nil
 		}
 	}
+	if err := checkProviderFlags(f, tc); err != nil {
+		return err
+	}
+	if tc, err = upgradeToolchain(f, tc); err != nil {
+		return err
+	}
 	for _, s := range scenarios {
 		if err := runpkg.Preflight(ctx, s); err != nil {
 			return usageError{fmt.Errorf("%s: %w", s.Path, err)}
 		}
+		if f.provider == string(cluster.KindExisting) {
+			if err := runpkg.CheckExisting(s, f.catalog); err != nil {
+				return usageError{err}
+			}
+		}
 	}
 	start := time.Now()
+	if f.provider == string(cluster.KindExisting) {
+		return onExisting(ctx, f, tc, scenarios, stderr, start, fn)
+	}
 	progress := func(e cluster.Event) { printEvent(stderr, start, e) }
 	name := f.cluster
 	if name == "" {
 		name = fmt.Sprintf("np-%d", os.Getpid())
 	}
 	f.clusterName = name
-	local, err := cluster.NewLocal(cluster.WithName(name), cluster.WithProgress(progress), cluster.WithBuildOutput(stderr))
+	local, err := cluster.NewLocal(cluster.WithName(name), cluster.WithProgress(progress), cluster.WithBuildOutput(stderr), cluster.WithToolchain(tc))
 	if err != nil {
 		return usageError{err}
 	}
@@ -213,7 +265,72 @@ func withScenarios(ctx context.Context, f *scenarioFlags, args []string, stderr 
 	if err != nil {
 		return err
 	}
+	return runScenarios(ctx, f, scenarios, r, runpkg.Environment(tc), fn)
+}
+
+// checkProviderFlags refuses flag combinations that mean nothing, before
+// any cluster is touched.
+func checkProviderFlags(f *scenarioFlags, tc *toolchain.Toolchain) error {
+	switch cluster.Kind(f.provider) {
+	case cluster.KindLocal:
+		if f.kubeconfig != "" || f.catalog != "" {
+			return usageError{fmt.Errorf("--kubeconfig and --catalog are for --provider existing; the local provider writes its own kubeconfig and switches catalogs itself")}
+		}
+	case cluster.KindExisting:
+		if f.cluster != "" {
+			return usageError{fmt.Errorf("--cluster names a local cluster; with --provider existing give --kubeconfig")}
+		}
+		if f.catalog == "" {
+			f.catalog = tc.Paths().InstanceTypes
+		} else if _, err := os.Stat(f.catalog); err != nil {
+			return usageError{fmt.Errorf("--catalog: %w", err)}
+		}
+	case cluster.KindKind:
+		return usageError{&cluster.NotImplementedError{Kind: cluster.KindKind}}
+	default:
+		return usageError{fmt.Errorf("unknown cluster provider %q: want local or existing", f.provider)}
+	}
+	return nil
+}
+
+// onExisting runs the scenarios on a cluster nodeprint does not own: it
+// checks the cluster, never stops it, and each run deletes only what it
+// created.
+func onExisting(ctx context.Context, f *scenarioFlags, tc *toolchain.Toolchain, scenarios []*scenario.Scenario, stderr io.Writer, start time.Time,
+	fn func(context.Context, *runpkg.Runner, fingerprint.Environment, *scenario.Scenario) error) error {
+	ex, err := cluster.NewExisting(cluster.WithKubeconfig(f.kubeconfig), cluster.WithName("existing"),
+		cluster.WithProgress(func(e cluster.Event) { printEvent(stderr, start, e) }))
+	if err != nil {
+		return usageError{err}
+	}
+	if err := ex.Up(ctx); err != nil {
+		return err
+	}
+	st, err := ex.Status(ctx)
+	if err != nil {
+		return &cluster.PhaseError{Phase: "status", Err: err}
+	}
+	f.clusterName = "existing (" + ex.Kubeconfig() + ")"
+	r, err := runpkg.NewRunner(ex.Kubeconfig(), runpkg.FixedCatalog(f.catalog), runpkg.WithProgress(func(msg string) {
+		fmt.Fprintf(stderr, "[%6.1fs] %s\n", time.Since(start).Seconds(), msg)
+	}), runpkg.WithHealth(func(ctx context.Context) string {
+		st, err := ex.Status(ctx)
+		if err != nil {
+			return err.Error()
+		}
+		return st.Problem()
+	}))
+	if err != nil {
+		return err
+	}
 	env := runpkg.Environment(tc)
+	env.Karpenter, env.Kubernetes = st.KarpenterVersion, st.KubernetesVersion
+	return runScenarios(ctx, f, scenarios, r, env, fn)
+}
+
+// runScenarios runs the scenarios in phases; a usage error wins over the rest.
+func runScenarios(ctx context.Context, f *scenarioFlags, scenarios []*scenario.Scenario, r *runpkg.Runner, env fingerprint.Environment,
+	fn func(context.Context, *runpkg.Runner, fingerprint.Environment, *scenario.Scenario) error) error {
 	errs := runpkg.RunPhases(ctx, runpkg.Phases(scenarios), f.parallel, func(ctx context.Context, s *scenario.Scenario) error {
 		return fn(ctx, r, env, s)
 	})

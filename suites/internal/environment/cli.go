@@ -215,7 +215,7 @@ func (c *CLI) WriteScenarioVariant(dir, file, old, replacement string) string {
 // ExpectReport expects dir to hold the four report files, report.json to
 // validate against docs/report.schema.json, to carry the exit code and the
 // scenario's status.
-func (c *CLI) ExpectReport(dir string, code int, scenario, status string) {
+func (c *CLI) ExpectReport(dir string, code int, scenario, status string) *report.Report {
 	GinkgoHelper()
 	for _, f := range []string{"report.json", "summary.md", "junit.xml", "report.html"} {
 		Expect(filepath.Join(dir, f)).To(BeAnExistingFile())
@@ -235,4 +235,5 @@ func (c *CLI) ExpectReport(dir string, code int, scenario, status string) {
 	Expect(rep.Summary.ExitCode).To(Equal(code))
 	Expect(rep.Scenarios).To(HaveLen(1))
 	Expect([]string{rep.Scenarios[0].Name, rep.Scenarios[0].Status}).To(Equal([]string{scenario, status}))
+	return &rep
 }

@@ -1,0 +1,64 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+
+	"github.com/nodeprint/nodeprint/pkg/faults"
+	"github.com/nodeprint/nodeprint/pkg/scenario"
+)
+
+// UnsupportedError is a scenario a provider cannot run, found before
+// anything is applied: bad input for that provider, not a failure of it.
+type UnsupportedError struct {
+	Scenario string
+	// Field is the scenario's field that asks for it.
+	Field  string
+	Reason string
+}
+
+func (e *UnsupportedError) Error() string {
+	return fmt.Sprintf("%s: %s: %s", e.Scenario, e.Field, e.Reason)
+}
+
+// CheckExisting refuses what a cluster nodeprint does not own cannot run:
+// infrastructure (L1) faults, which stop components, restart Karpenter or
+// rewrite its catalog, and scenarios written for another instance catalog
+// than the one the cluster's Karpenter runs with (catalog, a file).
+// Workload-side scenarios (baselines, L2 and L3 faults) change only the
+// objects the run creates.
+func CheckExisting(s *scenario.Scenario, catalog string) error {
+	if f := s.Spec.Fault; f != nil {
+		d, ok := faults.Lookup(f.Name)
+		if ok && d.Layer == faults.L1 {
+			return &UnsupportedError{Scenario: s.Path, Field: "spec.fault.name",
+				Reason: fmt.Sprintf("%s is an infrastructure (L1) fault: it changes components nodeprint does not own on an existing cluster; run it with --provider local", f.Name)}
+		}
+	}
+	if !sameFile(s.CatalogPath, catalog) {
+		return &UnsupportedError{Scenario: s.Path, Field: "spec.catalog",
+			Reason: fmt.Sprintf("the scenario needs catalog %q (%s) but the existing cluster's Karpenter runs with %s; pass --catalog with the file it runs with, or run the scenario with --provider local",
+				s.Spec.Catalog, s.CatalogPath, catalog)}
+	}
+	return nil
+}
+
+func sameFile(a, b string) bool {
+	aa, err1 := filepath.Abs(a)
+	bb, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && filepath.Clean(aa) == filepath.Clean(bb)
+}
+
+// FixedCatalog is the catalog switcher of a cluster whose Karpenter cannot
+// be restarted: asking for another catalog is an error (CheckExisting
+// refuses such scenarios first).
+type FixedCatalog string
+
+// UseCatalog accepts only the cluster's own catalog.
+func (f FixedCatalog) UseCatalog(_ context.Context, path string) error {
+	if !sameFile(path, string(f)) {
+		return fmt.Errorf("the cluster's Karpenter runs with catalog %s and nodeprint cannot restart it with %s", string(f), path)
+	}
+	return nil
+}

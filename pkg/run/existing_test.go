@@ -1,0 +1,57 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/nodeprint/nodeprint/pkg/faults"
+	"github.com/nodeprint/nodeprint/pkg/scenario"
+)
+
+func TestCheckExisting(t *testing.T) {
+	l := &scenario.Loader{FixturesDir: "../../fixtures", GenericCatalog: "generic.json", ValidateFault: faults.Validate}
+	aws, _ := filepath.Abs("../../fixtures/catalogs/aws-small.json")
+	for _, tc := range []struct {
+		file, catalog, field, want string
+	}{
+		{file: "web-service.yaml", catalog: "generic.json"},
+		{file: "faults/memory-leak.yaml", catalog: "generic.json"},
+		{file: "faults/nodepool-mismatch.yaml", catalog: "generic.json"},
+		{file: "faults/capacity-shortage-pending.yaml", catalog: "generic.json", field: "spec.fault.name", want: "capacity-shortage is an infrastructure (L1) fault"},
+		{file: "faults/apiserver-degraded.yaml", catalog: "generic.json", field: "spec.fault.name", want: "--provider local"},
+		{file: "faults/slow-boot.yaml", catalog: "generic.json", field: "spec.fault.name", want: "slow-boot is an infrastructure (L1) fault"},
+		{file: "aws-families.yaml", catalog: "generic.json", field: "spec.catalog", want: `needs catalog "aws-small"`},
+		{file: "aws-families.yaml", catalog: aws},
+		{file: "web-service.yaml", catalog: aws, field: "spec.catalog", want: "pass --catalog"},
+	} {
+		t.Run(tc.file+" on "+filepath.Base(tc.catalog), func(t *testing.T) {
+			ss, err := l.LoadFiles(filepath.Join("../../fixtures/scenarios", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = CheckExisting(ss[0], tc.catalog)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("CheckExisting: %v, want accepted", err)
+				}
+				if err := FixedCatalog(tc.catalog).UseCatalog(context.Background(), ss[0].CatalogPath); err != nil {
+					t.Fatalf("UseCatalog of an accepted scenario: %v", err)
+				}
+				return
+			}
+			var ue *UnsupportedError
+			if !errors.As(err, &ue) {
+				t.Fatalf("CheckExisting: %v, want an *UnsupportedError", err)
+			}
+			if ue.Field != tc.field || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.file) {
+				t.Fatalf("CheckExisting: field %q, %q; want field %q naming the file and saying %q", ue.Field, err, tc.field, tc.want)
+			}
+		})
+	}
+	if err := FixedCatalog("generic.json").UseCatalog(context.Background(), aws); err == nil {
+		t.Fatal("FixedCatalog switched to another catalog")
+	}
+}
