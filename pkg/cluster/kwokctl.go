@@ -1,11 +1,16 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
+	"time"
 
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
 
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
@@ -111,4 +116,161 @@ func readKwokPorts(clusterDir string) (kwokPorts, error) {
 		}
 	}
 	return kwokPorts{}, fmt.Errorf("%s has no KwokctlConfiguration", path)
+}
+
+// controlPlane is the Kubernetes side of a cluster whose Karpenter runs as
+// the harness's process: kwokctl's binary runtime or a kind cluster.
+type controlPlane interface {
+	// kind names the provider in Status.
+	kind() Kind
+	kubeconfig() string
+	startMessage() string
+	// preflight checks, before anything is built or started, what the
+	// control plane needs from the machine.
+	preflight(ctx context.Context) error
+	// start brings the control plane up (the control-plane phase).
+	start(ctx context.Context) error
+	// beforeStages runs after Karpenter's CRDs, before KWOK's stages are
+	// applied (kind installs KWOK's CRDs here).
+	beforeStages(ctx context.Context, c client.Client) error
+	// afterManifests runs once the CRDs and stages are applied (kind starts
+	// its out-of-cluster KWOK controller here).
+	afterManifests(ctx context.Context) error
+	// components probes the control plane's components for Status.
+	components(ctx context.Context, cl *statusClients, cerr error) []ComponentStatus
+	// restart starts the named components again after they exited during
+	// start-up.
+	restart(ctx context.Context, names []string) error
+	componentLog(name string) string
+	logDirs() []string
+	// stop stops and deletes the control plane; it is a no-op when there
+	// is none.
+	stop(ctx context.Context) error
+}
+
+// kwokctlPlane is kwokctl's binary runtime: etcd, kube-apiserver,
+// kube-controller-manager, kube-scheduler, kwok-controller and
+// metrics-server as processes from bin/.
+type kwokctlPlane struct{ l *Local }
+
+func (k *kwokctlPlane) kind() Kind { return KindLocal }
+
+func (k *kwokctlPlane) kwokDir() string { return filepath.Join(k.l.dir, "kwok") }
+func (k *kwokctlPlane) clusterDir() string {
+	return filepath.Join(k.kwokDir(), "clusters", k.l.opts.name)
+}
+func (k *kwokctlPlane) kubeconfig() string { return filepath.Join(k.clusterDir(), "kubeconfig.yaml") }
+func (k *kwokctlPlane) logDirs() []string  { return []string{filepath.Join(k.clusterDir(), "logs")} }
+
+func (k *kwokctlPlane) startMessage() string {
+	return "starting etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok-controller, metrics-server"
+}
+
+func (k *kwokctlPlane) afterManifests(context.Context) error { return nil }
+
+// preflight: the binaries are the toolchain phase's to check.
+func (k *kwokctlPlane) preflight(context.Context) error { return nil }
+
+// beforeStages: kwokctl installs KWOK's CRDs itself.
+func (k *kwokctlPlane) beforeStages(context.Context, client.Client) error { return nil }
+
+// start runs `kwokctl create cluster` in a process group of its own: a
+// Ctrl-C in the terminal reaches only the harness, which cancels ctx and
+// then rolls back with `kwokctl delete cluster`.
+func (k *kwokctlPlane) start(ctx context.Context) error {
+	l := k.l
+	cfg := filepath.Join(l.dir, "kwokctl.yaml")
+	if err := writeKwokctlConfig(cfg, l.tc, filepath.Join(l.dir, "cache")); err != nil {
+		return err
+	}
+	logPath := filepath.Join(l.dir, "logs", "kwokctl.log")
+	err := k.kwokctl(ctx, logPath, "create", "cluster", "--config", cfg,
+		"--kubeconfig", filepath.Join(l.dir, "kubeconfig.merged"), "--wait", "2m")
+	if err != nil {
+		return &PhaseError{Phase: "control-plane", Err: err, LogHint: logPath}
+	}
+	return nil
+}
+
+// restart: `kwokctl start cluster` starts only what is not running.
+func (k *kwokctlPlane) restart(ctx context.Context, _ []string) error {
+	return k.kwokctl(ctx, filepath.Join(k.l.dir, "logs", "kwokctl.log"), "start", "cluster")
+}
+
+func (k *kwokctlPlane) stop(ctx context.Context) error {
+	if _, err := os.Stat(k.clusterDir()); err != nil {
+		return nil
+	}
+	k.l.opts.progress(Event{Phase: "down", Message: "stopping the control plane (kwokctl delete cluster)"})
+	return k.kwokctl(ctx, filepath.Join(k.l.dir, "logs", "kwokctl.log"), "delete", "cluster")
+}
+
+func (k *kwokctlPlane) componentLog(name string) string {
+	return filepath.Join(k.clusterDir(), "logs", name+".log")
+}
+
+func (k *kwokctlPlane) kwokctl(ctx context.Context, logPath string, args ...string) error {
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("failed to open %s: %w", logPath, err)
+	}
+	defer logf.Close()
+	full := append([]string{"--name", k.l.opts.name}, args...)
+	cmd := exec.CommandContext(ctx, k.l.tc.Paths().Kwokctl, full...)
+	cmd.Env = append(os.Environ(), "KWOK_WORKDIR="+k.kwokDir())
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	cmd.WaitDelay = 15 * time.Second
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("kwokctl %v: %w", args[:2], err)
+	}
+	return nil
+}
+
+// components probes what kwokctl runs: the API server (whose /readyz
+// includes etcd), the controllers' /healthz on the ports kwokctl chose, and
+// metrics-server through its APIService.
+func (k *kwokctlPlane) components(ctx context.Context, cl *statusClients, cerr error) []ComponentStatus {
+	var out []ComponentStatus
+	pid := func(component string) int {
+		b, err := os.ReadFile(filepath.Join(k.clusterDir(), "pids", component+".pid"))
+		if err != nil {
+			return 0
+		}
+		var p int
+		_, _ = fmt.Sscanf(string(b), "%d", &p)
+		return p
+	}
+	add := func(name string, err error, ok string, pid int) {
+		out = append(out, probed(name, err, ok, pid, k.componentLog(name)))
+	}
+	apiErr := cerr
+	if apiErr == nil {
+		_, apiErr = cl.clientset.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+	}
+	add("etcd", apiErr, "ready (through kube-apiserver /readyz)", pid("etcd"))
+	add("kube-apiserver", apiErr, "/readyz ok", pid("kube-apiserver"))
+	ports, perr := readKwokPorts(k.clusterDir())
+	probe := func(name, scheme string, port int) {
+		if perr != nil {
+			add(name, perr, "", pid(name))
+			return
+		}
+		url := fmt.Sprintf("%s://127.0.0.1:%d/healthz", scheme, port)
+		add(name, httpOK(ctx, url), url+" ok", pid(name))
+	}
+	secure := "https"
+	if ports.SecurePort != nil && !*ports.SecurePort {
+		secure = "http"
+	}
+	probe("kube-controller-manager", secure, ports.KubeControllerManagerPort)
+	probe("kube-scheduler", secure, ports.KubeSchedulerPort)
+	probe("kwok-controller", "http", ports.KwokControllerPort)
+	msErr := cerr
+	if msErr == nil {
+		msErr = apiServiceAvailable(ctx, cl.client, "v1beta1.metrics.k8s.io")
+	}
+	add("metrics-server", msErr, "APIService v1beta1.metrics.k8s.io available", pid("metrics-server"))
+	return out
 }

@@ -8,27 +8,32 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/nodeprint/nodeprint/pkg/process"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
 )
 
-// Local is the default provider: kwokctl's binary runtime plus Karpenter as
-// a process, all from bin/.
+// Local runs Karpenter (and, with kind, the KWOK controller) as processes
+// the harness owns, next to a control plane: kwokctl's binary runtime from
+// bin/ (NewLocal, the default provider) or a kind cluster (NewKind).
 type Local struct {
 	opts Options
 	tc   *toolchain.Toolchain
-	// dir holds everything of this cluster: state, logs, kwokctl's work dir.
+	// dir holds everything of this cluster: state, logs, the control
+	// plane's work dir.
 	dir string
+	cp  controlPlane
 
 	mu     sync.Mutex
 	cached *statusClients
+	// karpenterMu serialises what restarts Karpenter (a catalog switch, a
+	// fault's proxy): parallel runs call UseCatalog at once, and each must
+	// see the others' switch, not restart Karpenter again.
+	karpenterMu sync.Mutex
 }
 
 // state is what Up records for later invocations (Status, Down).
@@ -47,6 +52,9 @@ type state struct {
 	// through instead of the API server itself (the apiserver-degraded
 	// fault's proxy). `nodeprint cluster restart karpenter` clears it.
 	APIServerVia string `json:"apiServerVia,omitempty"`
+	// KwokPort is the health port of KWOK's controller where the harness
+	// runs it (kind); kwokctl keeps its own.
+	KwokPort int `json:"kwokPort,omitempty"`
 }
 
 // NewLocal returns the local provider. Nothing is started yet.
@@ -71,18 +79,18 @@ func NewLocal(opts ...Option) (*Local, error) {
 	if o.progress == nil {
 		o.progress = func(Event) {}
 	}
-	return &Local{opts: o, tc: tc, dir: filepath.Join(o.workRoot, o.name)}, nil
+	l := &Local{opts: o, tc: tc, dir: filepath.Join(o.workRoot, o.name)}
+	l.cp = &kwokctlPlane{l: l}
+	return l, nil
 }
 
 // Name is the cluster's name.
 func (l *Local) Name() string { return l.opts.name }
 
-func (l *Local) kwokDir() string    { return filepath.Join(l.dir, "kwok") }
-func (l *Local) clusterDir() string { return filepath.Join(l.kwokDir(), "clusters", l.opts.name) }
-func (l *Local) statePath() string  { return filepath.Join(l.dir, "state.json") }
+func (l *Local) statePath() string { return filepath.Join(l.dir, "state.json") }
 
-// Kubeconfig is the admin kubeconfig kwokctl wrote for the cluster.
-func (l *Local) Kubeconfig() string { return filepath.Join(l.clusterDir(), "kubeconfig.yaml") }
+// Kubeconfig is the admin kubeconfig of the cluster's control plane.
+func (l *Local) Kubeconfig() string { return l.cp.kubeconfig() }
 
 // KarpenterLog is where Karpenter's output goes.
 func (l *Local) KarpenterLog() string { return filepath.Join(l.dir, "logs", "karpenter.log") }
@@ -115,7 +123,7 @@ const KarpenterNamespace = "karpenter"
 func (l *Local) readState() (state, error) {
 	b, err := os.ReadFile(l.statePath())
 	if errors.Is(err, os.ErrNotExist) {
-		return state{}, &NotFoundError{Name: l.opts.name, WorkDir: l.dir}
+		return state{}, &NotFoundError{Name: l.opts.name, WorkDir: l.dir, Provider: l.cp.kind()}
 	}
 	if err != nil {
 		return state{}, fmt.Errorf("failed to read cluster state: %w", err)
@@ -132,7 +140,26 @@ func (l *Local) writeState(st state) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(l.statePath(), b, 0o600)
+	// Written to a temporary file and renamed: a reader (Status, another
+	// nodeprint process) never sees a half-written file.
+	tmp, err := os.CreateTemp(l.dir, ".state-*.json")
+	if err != nil {
+		return fmt.Errorf("failed to write cluster state: %w", err)
+	}
+	if _, err := tmp.Write(b); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("failed to write cluster state: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("failed to write cluster state: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), l.statePath()); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("failed to write cluster state: %w", err)
+	}
+	return nil
 }
 
 // phase runs f as a named phase with progress events; a failure becomes a *PhaseError.
@@ -162,6 +189,9 @@ func (l *Local) Up(ctx context.Context) (err error) {
 		}
 		return fmt.Errorf("%w: %q has a work directory %s but is not healthy: run `nodeprint cluster down --name %s` first",
 			ErrAlreadyRunning, l.opts.name, l.dir, l.opts.name)
+	}
+	if err := l.cp.preflight(ctx); err != nil {
+		return err
 	}
 	if err := l.phase(ctx, "toolchain", "checking the binaries in "+l.tc.Bin, func(ctx context.Context) error {
 		return l.tc.Ensure(ctx, l.opts.buildLog)
@@ -208,10 +238,13 @@ func (l *Local) Up(ctx context.Context) (err error) {
 		return err
 	}
 
-	if err := l.phase(ctx, "control-plane", "starting etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kwok-controller, metrics-server", l.startControlPlane); err != nil {
+	if err := l.phase(ctx, "control-plane", l.cp.startMessage(), l.cp.start); err != nil {
 		return err
 	}
 	if err := l.phase(ctx, "crds", "applying Karpenter's CRDs from the pinned module and KWOK's stages", l.applyManifests); err != nil {
+		return err
+	}
+	if err := l.cp.afterManifests(ctx); err != nil {
 		return err
 	}
 	if err := l.phase(ctx, "karpenter", "starting Karpenter "+st.KarpenterVersion+" (KWOK provider)", func(ctx context.Context) error {
@@ -224,42 +257,6 @@ func (l *Local) Up(ctx context.Context) (err error) {
 	return l.phase(ctx, "ready", "checking every component end to end", func(ctx context.Context) error {
 		return l.waitHealthy(ctx)
 	})
-}
-
-// startControlPlane runs `kwokctl create cluster` in a process group of its
-// own: a Ctrl-C in the terminal reaches only the harness, which cancels ctx
-// and then rolls back with `kwokctl delete cluster`.
-func (l *Local) startControlPlane(ctx context.Context) error {
-	cfg := filepath.Join(l.dir, "kwokctl.yaml")
-	if err := writeKwokctlConfig(cfg, l.tc, filepath.Join(l.dir, "cache")); err != nil {
-		return err
-	}
-	logPath := filepath.Join(l.dir, "logs", "kwokctl.log")
-	err := l.kwokctl(ctx, logPath, "create", "cluster", "--config", cfg,
-		"--kubeconfig", filepath.Join(l.dir, "kubeconfig.merged"), "--wait", "2m")
-	if err != nil {
-		return &PhaseError{Phase: "control-plane", Err: err, LogHint: logPath}
-	}
-	return nil
-}
-
-func (l *Local) kwokctl(ctx context.Context, logPath string, args ...string) error {
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return fmt.Errorf("failed to open %s: %w", logPath, err)
-	}
-	defer logf.Close()
-	full := append([]string{"--name", l.opts.name}, args...)
-	cmd := exec.CommandContext(ctx, l.tc.Paths().Kwokctl, full...)
-	cmd.Env = append(os.Environ(), "KWOK_WORKDIR="+l.kwokDir())
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
-	cmd.WaitDelay = 15 * time.Second
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("kwokctl %v: %w", args[:2], err)
-	}
-	return nil
 }
 
 func freePort() (int, error) {
@@ -277,7 +274,7 @@ func freePort() (int, error) {
 func (l *Local) keepLogs() (string, error) {
 	dst := filepath.Join(filepath.Dir(l.opts.workRoot), "failed", l.opts.name+"-"+time.Now().UTC().Format("20060102T150405Z"))
 	n := 0
-	for _, src := range []string{filepath.Join(l.dir, "logs"), filepath.Join(l.clusterDir(), "logs")} {
+	for _, src := range append([]string{filepath.Join(l.dir, "logs")}, l.cp.logDirs()...) {
 		entries, err := os.ReadDir(src)
 		if err != nil {
 			continue
@@ -316,6 +313,8 @@ func (l *Local) catalogPath(st state) string {
 // (empty: the KWOK provider's generic catalog), restarting it when it runs
 // with another one. Karpenter reads its catalog once, at start.
 func (l *Local) UseCatalog(ctx context.Context, path string) error {
+	l.karpenterMu.Lock()
+	defer l.karpenterMu.Unlock()
 	st, err := l.readState()
 	if err != nil {
 		return err
@@ -367,6 +366,8 @@ func (l *Local) KarpenterMetrics() string {
 // to server (a URL of a proxy in front of the API server); an empty server
 // restores the direct connection.
 func (l *Local) RestartKarpenterVia(ctx context.Context, server string) error {
+	l.karpenterMu.Lock()
+	defer l.karpenterMu.Unlock()
 	if server != "" {
 		cfg, err := clientcmd.LoadFromFile(l.Kubeconfig())
 		if err != nil {

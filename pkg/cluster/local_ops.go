@@ -46,6 +46,9 @@ func (l *Local) applyManifests(ctx context.Context) error {
 			return err
 		}
 	}
+	if err := l.cp.beforeStages(ctx, c); err != nil {
+		return err
+	}
 	// kwok-controller reads these kinds from the API server (see
 	// dynamicKinds), so the defaults kwokctl would otherwise build in are
 	// applied here: KWOK's fast node and pod lifecycles, the lease heartbeat
@@ -152,7 +155,7 @@ func (l *Local) waitHealthy(ctx context.Context) error {
 			restarts++
 			l.opts.progress(Event{Phase: "ready", Message: fmt.Sprintf("restarting %s, which exited during start-up (attempt %d of %d)",
 				strings.Join(exited, ", "), restarts, maxComponentRestarts)})
-			if err := l.kwokctl(ctx, filepath.Join(l.dir, "logs", "kwokctl.log"), "start", "cluster"); err != nil {
+			if err := l.cp.restart(ctx, exited); err != nil {
 				return false, err
 			}
 			return false, nil
@@ -188,7 +191,7 @@ func (l *Local) componentLog(name string) string {
 	if name == "karpenter" {
 		return l.KarpenterLog()
 	}
-	return filepath.Join(l.clusterDir(), "logs", name+".log")
+	return l.cp.componentLog(name)
 }
 
 func unhealthy(st Status) string {
@@ -230,72 +233,20 @@ func httpOK(ctx context.Context, url string) error {
 
 // Status probes every component of the cluster.
 func (l *Local) Status(ctx context.Context) (Status, error) {
-	out := Status{Name: l.opts.name, Provider: string(KindLocal), Kubeconfig: l.Kubeconfig()}
+	out := Status{Name: l.opts.name, Provider: string(l.cp.kind()), Kubeconfig: l.Kubeconfig()}
 	st, err := l.readState()
 	if err != nil {
 		return out, err
 	}
 	out.Exists = true
 	out.KubernetesVersion, out.KarpenterVersion = st.KubernetesVersion, st.KarpenterVersion
-	add := func(name string, err error, ok string, pid int) {
-		cs := ComponentStatus{Name: name, Healthy: err == nil, Detail: ok, PID: pid}
-		if pid > 0 && !process.Runs(pid, "") {
-			cs.Healthy, cs.Exited = false, true
-			err = fmt.Errorf("process %d exited (log: %s)", pid, l.componentLog(name))
-		}
-		if err != nil {
-			cs.Detail = err.Error()
-		}
-		out.Components = append(out.Components, cs)
-	}
-	ports, perr := readKwokPorts(l.clusterDir())
-	pid := func(component string) int {
-		b, err := os.ReadFile(filepath.Join(l.clusterDir(), "pids", component+".pid"))
-		if err != nil {
-			return 0
-		}
-		var p int
-		_, _ = fmt.Sscanf(string(b), "%d", &p)
-		return p
-	}
 	cl, cerr := l.clients()
-	var cs *kubernetes.Clientset
 	if cerr == nil {
-		cs = cl.clientset
-	}
-	// kube-apiserver's /readyz includes its etcd check.
-	apiErr := cerr
-	if apiErr == nil {
-		_, apiErr = cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
-		if apiErr == nil {
-			if v, err := cs.Discovery().ServerVersion(); err == nil {
-				out.KubernetesVersion = v.GitVersion
-			}
+		if v, err := cl.clientset.Discovery().ServerVersion(); err == nil {
+			out.KubernetesVersion = v.GitVersion
 		}
 	}
-	add("etcd", apiErr, "ready (through kube-apiserver /readyz)", pid("etcd"))
-	add("kube-apiserver", apiErr, "/readyz ok", pid("kube-apiserver"))
-	probe := func(name, scheme string, port int) {
-		if perr != nil {
-			add(name, perr, "", pid(name))
-			return
-		}
-		url := fmt.Sprintf("%s://127.0.0.1:%d/healthz", scheme, port)
-		add(name, httpOK(ctx, url), url+" ok", pid(name))
-	}
-	secure := "https"
-	if ports.SecurePort != nil && !*ports.SecurePort {
-		secure = "http"
-	}
-	probe("kube-controller-manager", secure, ports.KubeControllerManagerPort)
-	probe("kube-scheduler", secure, ports.KubeSchedulerPort)
-	probe("kwok-controller", "http", ports.KwokControllerPort)
-	msErr := cerr
-	if msErr == nil {
-		msErr = apiServiceAvailable(ctx, cl.client, "v1beta1.metrics.k8s.io")
-	}
-	add("metrics-server", msErr, "APIService v1beta1.metrics.k8s.io available", pid("metrics-server"))
-
+	out.Components = l.cp.components(ctx, cl, cerr)
 	kerr := error(nil)
 	h, err := process.Adopt(l.karpenterSpec(st))
 	kpid := 0
@@ -306,8 +257,23 @@ func (l *Local) Status(ctx context.Context) (Status, error) {
 		kpid = h.PID
 		kerr = httpOK(ctx, fmt.Sprintf("http://127.0.0.1:%d/readyz", st.KarpenterHealthPort))
 	}
-	add("karpenter", kerr, fmt.Sprintf("%s /readyz ok", st.KarpenterVersion), kpid)
+	out.Components = append(out.Components, probed("karpenter", kerr, fmt.Sprintf("%s /readyz ok", st.KarpenterVersion), kpid, l.KarpenterLog()))
 	return out, nil
+}
+
+// probed is one component's status: err from its probe, ok what a passed
+// probe checked, pid its process (0: none the harness knows), whose exit
+// makes it unhealthy whatever the probe said.
+func probed(name string, err error, ok string, pid int, log string) ComponentStatus {
+	cs := ComponentStatus{Name: name, Healthy: err == nil, Detail: ok, PID: pid}
+	if pid > 0 && !process.Runs(pid, "") {
+		cs.Healthy, cs.Exited = false, true
+		err = fmt.Errorf("process %d exited (log: %s)", pid, log)
+	}
+	if err != nil {
+		cs.Detail = err.Error()
+	}
+	return cs
 }
 
 func apiServiceAvailable(ctx context.Context, c client.Client, name string) error {
@@ -347,11 +313,8 @@ func (l *Local) Down(ctx context.Context) error {
 			}
 		}
 	}
-	if _, err := os.Stat(l.clusterDir()); err == nil {
-		l.opts.progress(Event{Phase: "down", Message: "stopping the control plane (kwokctl delete cluster)"})
-		if err := l.kwokctl(ctx, filepath.Join(l.dir, "logs", "kwokctl.log"), "delete", "cluster"); err != nil {
-			errs = append(errs, err)
-		}
+	if err := l.cp.stop(ctx); err != nil {
+		errs = append(errs, err)
 	}
 	// Whatever survived (a component kwokctl lost track of during an
 	// interrupted start) still names the work directory on its command line.
@@ -378,7 +341,11 @@ func (l *Local) Down(ctx context.Context) error {
 // same ports, connected straight to the API server, waiting for its
 // readiness probe. Faults and tests use it; a Karpenter that died is never
 // restarted behind the harness's back.
-func (l *Local) RestartKarpenter(ctx context.Context) error { return l.restartKarpenter(ctx, "") }
+func (l *Local) RestartKarpenter(ctx context.Context) error {
+	l.karpenterMu.Lock()
+	defer l.karpenterMu.Unlock()
+	return l.restartKarpenter(ctx, "")
+}
 
 func (l *Local) restartKarpenter(ctx context.Context, via string) error {
 	st, err := l.readState()

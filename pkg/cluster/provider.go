@@ -150,18 +150,19 @@ func (e *InvalidNameError) Error() string {
 	return fmt.Sprintf("invalid cluster name %q: use 1 to 40 lowercase letters, digits and '-', starting and ending with a letter or digit", e.Name)
 }
 
-// NotImplementedError is returned by providers that do not exist yet.
-type NotImplementedError struct{ Kind Kind }
-
-func (e *NotImplementedError) Error() string {
-	return fmt.Sprintf("the %s cluster provider is not implemented yet; use the local provider", e.Kind)
+// NotFoundError is returned when an operation needs a cluster that does not exist.
+type NotFoundError struct {
+	Name, WorkDir string
+	// Provider is the provider that looked (empty: local).
+	Provider Kind
 }
 
-// NotFoundError is returned when an operation needs a cluster that does not exist.
-type NotFoundError struct{ Name, WorkDir string }
-
 func (e *NotFoundError) Error() string {
-	return fmt.Sprintf("no cluster named %q (nothing in %s): start it with `nodeprint cluster up --name %s`", e.Name, e.WorkDir, e.Name)
+	flag := ""
+	if e.Provider != "" && e.Provider != KindLocal {
+		flag = "--provider " + string(e.Provider) + " "
+	}
+	return fmt.Sprintf("no cluster named %q (nothing in %s): start it with `nodeprint cluster up %s--name %s`", e.Name, e.WorkDir, flag, e.Name)
 }
 
 // PhaseError says which phase of Up failed; the cause is wrapped.
@@ -193,19 +194,10 @@ func New(kind Kind, opts ...Option) (Provider, error) {
 	case KindExisting:
 		return NewExisting(opts...)
 	case KindKind:
-		return &notImplemented{kind: kind}, nil
+		return NewKind(opts...)
 	default:
 		return nil, fmt.Errorf("unknown cluster provider %q: want local, kind or existing", kind)
 	}
-}
-
-type notImplemented struct{ kind Kind }
-
-func (n *notImplemented) Up(context.Context) error   { return &NotImplementedError{Kind: n.kind} }
-func (n *notImplemented) Down(context.Context) error { return &NotImplementedError{Kind: n.kind} }
-func (n *notImplemented) Kubeconfig() string         { return "" }
-func (n *notImplemented) Status(context.Context) (Status, error) {
-	return Status{}, &NotImplementedError{Kind: n.kind}
 }
 
 // Problem says what is unhealthy, or "" when the cluster is healthy.

@@ -45,6 +45,9 @@ type Paths struct {
 	MetricsServerManifests string
 	// KwokKustomize holds KWOK's stage and metrics configurations.
 	KwokKustomize string
+	// KwokCRDs are KWOK's CRDs (Stage, ResourceUsage, ...), which the kind
+	// provider applies itself.
+	KwokCRDs string
 	// Karpenter is the project's Karpenter binary for Versions.Karpenter.
 	Karpenter string
 	// KarpenterCRDs is the directory with the CRDs of that Karpenter module.
@@ -186,8 +189,8 @@ func (t *Toolchain) Paths() Paths {
 		KubeScheduler: filepath.Join(b, "kube-scheduler"), Kubectl: filepath.Join(b, "kubectl"),
 		Etcd: filepath.Join(b, "etcd"), Kwok: filepath.Join(b, "kwok"), Kwokctl: filepath.Join(b, "kwokctl"),
 		MetricsServer: filepath.Join(b, "metrics-server"), MetricsServerManifests: filepath.Join(b, "metrics-server-manifests", "base"),
-		KwokKustomize: filepath.Join(b, "kwok-kustomize"),
-		Karpenter:     filepath.Join(k, "karpenter-kwok"), KarpenterCRDs: filepath.Join(k, "crds"),
+		KwokKustomize: filepath.Join(b, "kwok-kustomize"), KwokCRDs: filepath.Join(b, "kwok-kustomize", "crd", "bases"),
+		Karpenter: filepath.Join(k, "karpenter-kwok"), KarpenterCRDs: filepath.Join(k, "crds"),
 		InstanceTypes: filepath.Join(k, "instance_types.json"),
 	}
 }
@@ -197,7 +200,7 @@ func (t *Toolchain) Check() error {
 	p := t.Paths()
 	var missing []string
 	for _, f := range []string{p.KubeAPIServer, p.KubeControllerManager, p.KubeScheduler, p.Kubectl, p.Etcd, p.Kwok, p.Kwokctl,
-		p.MetricsServer, p.MetricsServerManifests, p.KwokKustomize, p.Karpenter, p.KarpenterCRDs, p.InstanceTypes} {
+		p.MetricsServer, p.MetricsServerManifests, p.KwokKustomize, p.KwokCRDs, p.Karpenter, p.KarpenterCRDs, p.InstanceTypes} {
 		if _, err := os.Stat(f); err != nil {
 			rel, _ := filepath.Rel(t.Root, f)
 			missing = append(missing, rel)

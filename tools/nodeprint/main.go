@@ -67,7 +67,6 @@ func exitCode(ctx context.Context, err error) int {
 		name    *cluster.InvalidNameError
 		missing *toolchain.MissingError
 		phase   *cluster.PhaseError
-		notImpl *cluster.NotImplementedError
 		absent  *cluster.NotFoundError
 		shard   *runpkg.ShardError
 		kcfg    *cluster.KubeconfigError
@@ -76,7 +75,7 @@ func exitCode(ctx context.Context, err error) int {
 	switch {
 	case ctx.Err() != nil || errors.Is(err, context.Canceled):
 		return exitInterrupted
-	case errors.As(err, &usage), errors.As(err, &name), strings.HasPrefix(err.Error(), "unknown command"), errors.As(err, &notImpl),
+	case errors.As(err, &usage), errors.As(err, &name), strings.HasPrefix(err.Error(), "unknown command"),
 		errors.Is(err, cluster.ErrAlreadyRunning), errors.As(err, &shard), errors.As(err, &kcfg), errors.As(err, &unsup):
 		return exitUsage
 	case errors.As(err, &missing), errors.As(err, &phase), errors.As(err, &absent), errors.As(err, new(environmentError)):

@@ -73,9 +73,9 @@ func upgradeToolchain(f *scenarioFlags, tc *toolchain.Toolchain) (*toolchain.Too
 
 func addScenarioFlags(cmd *cobra.Command, f *scenarioFlags) {
 	f.parallel = 1 // commands without --parallel run one scenario at a time
-	cmd.Flags().StringVar(&f.cluster, "cluster", "", "run on this running local cluster (default: start a temporary one and stop it afterwards)")
+	cmd.Flags().StringVar(&f.cluster, "cluster", "", "run on this running cluster of the local or kind provider (default: start a temporary one and stop it afterwards)")
 	cmd.Flags().StringVar(&f.fingerprints, "fingerprints", "", "baseline directory (default: <repository>/fingerprints)")
-	cmd.Flags().StringVar(&f.provider, "provider", string(cluster.KindLocal), "cluster provider: local (a cluster nodeprint starts and owns) or existing (--kubeconfig to a cluster that runs Karpenter's KWOK provider; workload-side scenarios only)")
+	cmd.Flags().StringVar(&f.provider, "provider", string(cluster.KindLocal), "cluster provider: local (a cluster nodeprint starts and owns, no Docker), kind (the same on a kind cluster; needs a Docker engine) or existing (--kubeconfig to a cluster that runs Karpenter's KWOK provider; workload-side scenarios only)")
 	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "with --provider existing: the cluster's kubeconfig (default: $KUBECONFIG, else ~/.kube/config)")
 	cmd.Flags().StringVar(&f.catalog, "catalog", "", "with --provider existing: the instance-type catalog the cluster's Karpenter runs with (default: the KWOK provider's generic catalog); scenarios of other catalogs are refused")
 }
@@ -232,7 +232,11 @@ func withScenarios(ctx context.Context, f *scenarioFlags, args []string, stderr 
 		name = fmt.Sprintf("np-%d", os.Getpid())
 	}
 	f.clusterName = name
-	local, err := cluster.NewLocal(cluster.WithName(name), cluster.WithProgress(progress), cluster.WithBuildOutput(stderr), cluster.WithToolchain(tc))
+	newCluster := cluster.NewLocal
+	if f.provider == string(cluster.KindKind) {
+		newCluster = cluster.NewKind
+	}
+	local, err := newCluster(cluster.WithName(name), cluster.WithProgress(progress), cluster.WithBuildOutput(stderr), cluster.WithToolchain(tc))
 	if err != nil {
 		return usageError{err}
 	}
@@ -272,9 +276,9 @@ func withScenarios(ctx context.Context, f *scenarioFlags, args []string, stderr 
 // any cluster is touched.
 func checkProviderFlags(f *scenarioFlags, tc *toolchain.Toolchain) error {
 	switch cluster.Kind(f.provider) {
-	case cluster.KindLocal:
+	case cluster.KindLocal, cluster.KindKind:
 		if f.kubeconfig != "" || f.catalog != "" {
-			return usageError{fmt.Errorf("--kubeconfig and --catalog are for --provider existing; the local provider writes its own kubeconfig and switches catalogs itself")}
+			return usageError{fmt.Errorf("--kubeconfig and --catalog are for --provider existing; the %s provider writes its own kubeconfig and switches catalogs itself", f.provider)}
 		}
 	case cluster.KindExisting:
 		if f.cluster != "" {
@@ -285,10 +289,8 @@ func checkProviderFlags(f *scenarioFlags, tc *toolchain.Toolchain) error {
 		} else if _, err := os.Stat(f.catalog); err != nil {
 			return usageError{fmt.Errorf("--catalog: %w", err)}
 		}
-	case cluster.KindKind:
-		return usageError{&cluster.NotImplementedError{Kind: cluster.KindKind}}
 	default:
-		return usageError{fmt.Errorf("unknown cluster provider %q: want local or existing", f.provider)}
+		return usageError{fmt.Errorf("unknown cluster provider %q: want local, kind or existing", f.provider)}
 	}
 	return nil
 }

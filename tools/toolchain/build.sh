@@ -128,7 +128,7 @@ build_etcd() {
 
 build_kwok() {
 	local v=$KWOK_VERSION want="kwok $KWOK_VERSION"
-	stamp_ok "$stamps/kwok" "$want" "$bin/kwok" "$bin/kwokctl" "$bin/kwok-kustomize/stage" && { log "kwok $v: up to date"; return; }
+	stamp_ok "$stamps/kwok" "$want" "$bin/kwok" "$bin/kwokctl" "$bin/kwok-kustomize/stage" "$bin/kwok-kustomize/crd" && { log "kwok $v: up to date"; return; }
 	tc=$(gotoolchain sigs.k8s.io/kwok "$v")
 	local dir
 	dir=$(module_dir kwok sigs.k8s.io/kwok "$v")
@@ -136,11 +136,12 @@ build_kwok() {
 	(cd "$dir" && GOTOOLCHAIN=$tc go build -trimpath -ldflags "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=${v#v}" \
 		-o "$bin/" sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl)
 	# KWOK's own stages and metrics configs, taken from the same module, so the
-	# harness can pass them to kwokctl next to the project's own stages.
+	# harness can pass them to kwokctl next to the project's own stages; its
+	# CRDs for the kind provider, where no kwokctl installs them.
 	local src
 	src=$(cd "$dir" && GOTOOLCHAIN=$tc go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
 	rm -rf "$bin/kwok-kustomize" && mkdir -p "$bin/kwok-kustomize"
-	copy_yaml "$src/kustomize" "$bin/kwok-kustomize" stage metrics
+	copy_yaml "$src/kustomize" "$bin/kwok-kustomize" stage metrics crd
 	chmod -R u+w "$bin/kwok-kustomize"
 	echo "$want" >"$stamps/kwok"
 }

@@ -1,0 +1,296 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	kindcluster "sigs.k8s.io/kind/pkg/cluster"
+	kindlog "sigs.k8s.io/kind/pkg/log"
+
+	"github.com/nodeprint/nodeprint/pkg/kube"
+	"github.com/nodeprint/nodeprint/pkg/process"
+	"github.com/nodeprint/nodeprint/pkg/toolchain"
+)
+
+// NewKind returns the kind provider: a kind cluster from
+// kind-config/cluster.yaml (one node, the pinned Kubernetes version, the
+// API server on loopback), with KWOK's controller and Karpenter run
+// out-of-cluster as processes the harness owns, exactly as the local
+// provider runs Karpenter. It needs a Docker engine. The configuration is
+// rendered and checked here, so a bad kind-config/cluster.yaml is an error
+// before anything starts. metrics-server is not installed (its image would
+// have to be pulled), so pod usage is not measured on kind.
+func NewKind(opts ...Option) (*Local, error) {
+	o := Options{name: DefaultName, timeout: 5 * time.Minute}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	l, err := NewLocal(append(opts, WithTimeout(o.timeout), WithWorkRoot(kindWorkRoot(o)))...)
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := KindConfig(l.tc, l.opts.name)
+	if err != nil {
+		return nil, &KindConfigError{Err: err}
+	}
+	l.cp = &kindPlane{l: l, config: cfg}
+	return l, nil
+}
+
+// kindWorkRoot keeps kind clusters apart from local ones of the same name.
+func kindWorkRoot(o Options) string {
+	if o.workRoot != "" {
+		return o.workRoot
+	}
+	tc := o.toolchain
+	if tc == nil {
+		var err error
+		if tc, err = toolchain.Find(); err != nil {
+			return "" // NewLocal reports the same error
+		}
+	}
+	return filepath.Join(tc.Root, ".work", "kind")
+}
+
+// KindConfigError is a kind-config/cluster.yaml that cannot be used: bad
+// input, not an environment failure.
+type KindConfigError struct{ Err error }
+
+func (e *KindConfigError) Error() string { return "kind provider: " + e.Err.Error() }
+func (e *KindConfigError) Unwrap() error { return e.Err }
+
+// DockerEngine checks that a Docker engine answers (kind needs one; a
+// docker client alone is not enough) and returns its version.
+func DockerEngine(ctx context.Context) (string, error) {
+	path, err := exec.LookPath("docker")
+	if err != nil {
+		return "", fmt.Errorf("the kind provider needs Docker: no docker command in PATH")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, "info", "--format", "{{.ServerVersion}}").CombinedOutput()
+	msg := strings.TrimSpace(string(out))
+	if err != nil || msg == "" {
+		if i := strings.IndexByte(msg, '\n'); i > 0 {
+			msg = msg[:i]
+		}
+		return "", fmt.Errorf("the kind provider needs a Docker engine and none answers (`docker info`: %v: %s); use the local provider, which needs none", err, msg)
+	}
+	return msg, nil
+}
+
+// kindPlane is a kind cluster plus KWOK's controller as a process.
+type kindPlane struct {
+	l      *Local
+	config []byte
+}
+
+func (k *kindPlane) kind() Kind         { return KindKind }
+func (k *kindPlane) kubeconfig() string { return filepath.Join(k.l.dir, "kubeconfig.yaml") }
+func (k *kindPlane) logDirs() []string  { return nil }
+
+func (k *kindPlane) componentLog(name string) string {
+	return filepath.Join(k.l.dir, "logs", name+".log")
+}
+
+func (k *kindPlane) startMessage() string {
+	return fmt.Sprintf("creating kind cluster %q (%s) from %s", k.l.opts.name, KindNodeImage(k.l.tc), KindConfigFile)
+}
+
+func (k *kindPlane) provider() *kindcluster.Provider {
+	return kindcluster.NewProvider(kindcluster.ProviderWithDocker(), kindcluster.ProviderWithLogger(kindlog.NoopLogger{}))
+}
+
+// preflight fails fast where no Docker engine runs, before the toolchain
+// is built.
+func (k *kindPlane) preflight(ctx context.Context) error {
+	version, err := DockerEngine(ctx)
+	if err != nil {
+		return &PhaseError{Phase: "docker", Err: err}
+	}
+	k.l.opts.progress(Event{Phase: "docker", Done: true, Message: "Docker engine " + version})
+	return nil
+}
+
+// start creates the kind cluster. kind's Create takes no context: on
+// cancellation the harness waits for it to return and lets the rollback
+// delete what it made.
+func (k *kindPlane) start(ctx context.Context) error {
+	p := k.provider()
+	names, err := p.List()
+	if err != nil {
+		return fmt.Errorf("failed to list kind clusters: %w", err)
+	}
+	if slices.Contains(names, k.l.opts.name) {
+		// Not ours (our work directory did not exist): never touch it.
+		return fmt.Errorf("%w: a kind cluster named %q exists and nodeprint did not create it; choose another --name", ErrAlreadyRunning, k.l.opts.name)
+	}
+	// Written only now: its presence is what tells stop that the kind
+	// cluster of this name is nodeprint's to delete.
+	if err := os.WriteFile(filepath.Join(k.l.dir, "kind-config.yaml"), k.config, 0o600); err != nil {
+		return fmt.Errorf("failed to write the kind configuration: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		done <- p.Create(k.l.opts.name, kindcluster.CreateWithRawConfig(k.config),
+			kindcluster.CreateWithKubeconfigPath(k.kubeconfig()), kindcluster.CreateWithWaitForReady(2*time.Minute),
+			kindcluster.CreateWithDisplayUsage(false), kindcluster.CreateWithDisplaySalutation(false))
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("kind create cluster: %w", err)
+		}
+		return os.Chmod(k.kubeconfig(), 0o600)
+	case <-ctx.Done():
+		k.l.opts.progress(Event{Phase: "control-plane", Message: "waiting for kind to finish creating the cluster, to delete it"})
+		<-done
+		return ctx.Err()
+	}
+}
+
+// applyKwokCRDs installs KWOK's CRDs, which kwokctl installs itself.
+func applyKwokCRDs(ctx context.Context, c client.Client, tc *toolchain.Toolchain) error {
+	crds, err := kube.DecodeFiles(tc.Paths().KwokCRDs)
+	if err != nil {
+		return err
+	}
+	if err := kube.Apply(ctx, c, crds...); err != nil {
+		return err
+	}
+	for _, crd := range crds {
+		if err := waitEstablished(ctx, c, crd.GetName()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (k *kindPlane) beforeStages(ctx context.Context, c client.Client) error {
+	return applyKwokCRDs(ctx, c, k.l.tc)
+}
+
+// kwokControllerSpec runs KWOK's controller out-of-cluster: it manages the
+// nodes Karpenter's KWOK provider makes (labelled kwok.x-k8s.io/node=fake)
+// and never kind's own node, reads stages from the API server, and serves
+// its health endpoint on loopback.
+func kwokControllerSpec(tc *toolchain.Toolchain, dir, kubeconfig string, port int) process.Spec {
+	return process.Spec{
+		Name: "kwok-controller", Path: tc.Paths().Kwok, Dir: dir,
+		Args: []string{
+			"--kubeconfig=" + kubeconfig,
+			"--manage-all-nodes=false",
+			"--manage-nodes-with-label-selector=kwok.x-k8s.io/node=fake",
+			"--server-address=127.0.0.1:" + strconv.Itoa(port),
+			"--node-lease-duration-seconds=200",
+			"--enable-crds=" + strings.Join(dynamicKinds, ","),
+		},
+		LogFile: filepath.Join(dir, "logs", "kwok-controller.log"),
+		PIDFile: filepath.Join(dir, "kwok-controller.pid"),
+	}
+}
+
+func (k *kindPlane) kwokSpec(st state) process.Spec {
+	return kwokControllerSpec(k.l.tc, k.l.dir, k.kubeconfig(), st.KwokPort)
+}
+
+func (k *kindPlane) afterManifests(ctx context.Context) error {
+	return k.l.phase(ctx, "kwok", "starting KWOK's controller out-of-cluster", func(ctx context.Context) error {
+		st, err := k.l.readState()
+		if err != nil {
+			return err
+		}
+		if st.KwokPort, err = freePort(); err != nil {
+			return err
+		}
+		if err := k.l.writeState(st); err != nil {
+			return err
+		}
+		return k.runKwok(ctx, st)
+	})
+}
+
+func (k *kindPlane) runKwok(ctx context.Context, st state) error {
+	spec := k.kwokSpec(st)
+	h, err := process.Start(spec)
+	if err != nil {
+		return err
+	}
+	url := fmt.Sprintf("http://127.0.0.1:%d/healthz", st.KwokPort)
+	err = wait.PollUntilContextCancel(ctx, 100*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		if !h.Alive() {
+			return false, fmt.Errorf("kwok-controller exited during start-up: %w", process.ErrExited)
+		}
+		return httpOK(ctx, url) == nil, nil
+	})
+	if err != nil {
+		return &PhaseError{Phase: "kwok", Err: err, LogHint: spec.LogFile}
+	}
+	return nil
+}
+
+func (k *kindPlane) restart(ctx context.Context, names []string) error {
+	if !slices.Contains(names, "kwok-controller") {
+		return fmt.Errorf("cannot restart %s: kind runs it", strings.Join(names, ", "))
+	}
+	st, err := k.l.readState()
+	if err != nil {
+		return err
+	}
+	return k.runKwok(ctx, st)
+}
+
+func (k *kindPlane) components(ctx context.Context, cl *statusClients, cerr error) []ComponentStatus {
+	apiErr := cerr
+	if apiErr == nil {
+		_, apiErr = cl.clientset.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
+	}
+	out := []ComponentStatus{probed("kube-apiserver", apiErr, "kind control plane /readyz ok", 0, "")}
+	st, err := k.l.readState()
+	if err != nil {
+		return append(out, probed("kwok-controller", err, "", 0, ""))
+	}
+	spec := k.kwokSpec(st)
+	h, err := process.Adopt(spec)
+	if err != nil {
+		return append(out, probed("kwok-controller", fmt.Errorf("not running: %w (log: %s)", err, spec.LogFile), "", 0, spec.LogFile))
+	}
+	url := fmt.Sprintf("http://127.0.0.1:%d/healthz", st.KwokPort)
+	return append(out, probed("kwok-controller", httpOK(ctx, url), url+" ok", h.PID, spec.LogFile))
+}
+
+// stop stops KWOK's controller and deletes the kind cluster; Down calls it
+// only for a cluster whose work directory exists, that is one nodeprint
+// created.
+func (k *kindPlane) stop(ctx context.Context) error {
+	var errs []error
+	if st, err := k.l.readState(); err == nil && st.KwokPort != 0 {
+		if h, err := process.Adopt(k.kwokSpec(st)); err == nil {
+			k.l.opts.progress(Event{Phase: "down", Message: "stopping KWOK's controller"})
+			if err := h.Stop(ctx, 10*time.Second); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(k.l.dir, "kind-config.yaml")); err == nil {
+		k.l.opts.progress(Event{Phase: "down", Message: fmt.Sprintf("deleting kind cluster %q", k.l.opts.name)})
+		if _, derr := DockerEngine(ctx); derr != nil {
+			// Nothing was created without an engine; nothing can be deleted.
+			return errors.Join(errs...)
+		}
+		if err := k.provider().Delete(k.l.opts.name, k.kubeconfig()); err != nil {
+			errs = append(errs, fmt.Errorf("kind delete cluster %s: %w", k.l.opts.name, err))
+		}
+	}
+	return errors.Join(errs...)
+}
