@@ -161,7 +161,19 @@ func (r *Report) UpgradeLine() string {
 	if len(u.Differing) == 0 {
 		return head + fmt.Sprintf("none of the %d scenario(s) differs from its baseline", len(r.Scenarios))
 	}
-	return head + fmt.Sprintf("%d of %d scenario(s) differ from their baselines: %s", len(u.Differing), len(r.Scenarios), strings.Join(u.Differing, ", "))
+	status := map[string]string{}
+	for _, s := range r.Scenarios {
+		status[s.Name] = s.Status
+	}
+	names := make([]string, len(u.Differing))
+	for i, n := range u.Differing {
+		names[i] = n
+		if status[n] == Passed {
+			// Within the tolerances: the pinned release may show it too.
+			names[i] += " (tolerated)"
+		}
+	}
+	return head + fmt.Sprintf("%d of %d scenario(s) differ from their baselines: %s", len(u.Differing), len(r.Scenarios), strings.Join(names, ", "))
 }
 
 // RunbookPage is where the runbooks describe a rule.

@@ -241,7 +241,7 @@ func TestUpgradeNamesEveryScenarioThatDiffers(t *testing.T) {
 	if d := cmp.Diff(want, r.Upgrade); d != "" {
 		t.Errorf("upgrade (-want +got):\n%s", d)
 	}
-	line := "Karpenter upgrade check v1.14.1 → v1.15.0: 4 of 6 scenario(s) differ from their baselines: broken, fault-otherwise, regressed, tolerated"
+	line := "Karpenter upgrade check v1.14.1 → v1.15.0: 4 of 6 scenario(s) differ from their baselines: broken, fault-otherwise, regressed, tolerated (tolerated)"
 	if r.UpgradeLine() != line {
 		t.Errorf("UpgradeLine() = %q, want %q", r.UpgradeLine(), line)
 	}
