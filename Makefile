@@ -66,9 +66,8 @@ sop: tools ## Regenerate the runbooks in runbooks/ from the rules and the record
 	bin/nodeprint sop --out runbooks
 
 .PHONY: bench
-bench: tools ## Run the benchmarks (none yet: the performance issue adds them)
-	@echo "note: no benchmarks exist yet; the performance issue adds them"
-	go test -run '^$$' -bench . -benchmem ./pkg/...
+bench: tools ## Measure start, overhead, scale (100-5,000 pods), the pipeline and the catalog; table + out/bench/bench.json (about 15 min)
+	go run ./tools/bench -out out/bench $(BENCH_FLAGS)
 
 .PHONY: lint
 lint: ## gofmt and go vet on every module
