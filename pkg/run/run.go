@@ -236,10 +236,16 @@ func (r *Runner) Cleanup(ctx context.Context, objs *Objects) error {
 	}
 	del(objs.Namespace)
 	del(objs.NodePool)
+	started, reported := time.Now(), time.Now()
 	err := wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
 		list := &karpv1.NodeClaimList{}
 		if err := r.client.List(ctx, list, client.MatchingLabels{karpv1.NodePoolLabelKey: objs.NodePool.Name}); err != nil {
 			return false, nil //nolint:nilerr // retried until the deadline
+		}
+		if len(list.Items) > 0 && time.Since(reported) > 10*time.Second {
+			r.progress(fmt.Sprintf("run %s: cleaning up: waiting for Karpenter to remove %d NodeClaim(s) (%s so far)",
+				objs.Namespace.Name, len(list.Items), time.Since(started).Round(time.Second)))
+			reported = time.Now()
 		}
 		return len(list.Items) == 0, nil
 	})
