@@ -17,7 +17,6 @@ import (
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
 	kindlog "sigs.k8s.io/kind/pkg/log"
 
-	"github.com/nodeprint/nodeprint/pkg/kube"
 	"github.com/nodeprint/nodeprint/pkg/process"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
 )
@@ -159,25 +158,9 @@ func (k *kindPlane) start(ctx context.Context) error {
 	}
 }
 
-// applyKwokCRDs installs KWOK's CRDs, which kwokctl installs itself.
-func applyKwokCRDs(ctx context.Context, c client.Client, tc *toolchain.Toolchain) error {
-	crds, err := kube.DecodeFiles(tc.Paths().KwokCRDs)
-	if err != nil {
-		return err
-	}
-	if err := kube.Apply(ctx, c, crds...); err != nil {
-		return err
-	}
-	for _, crd := range crds {
-		if err := waitEstablished(ctx, c, crd.GetName()); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
 func (k *kindPlane) beforeStages(ctx context.Context, c client.Client) error {
-	return applyKwokCRDs(ctx, c, k.l.tc)
+	// KWOK's CRDs: kwokctl installs them itself, kind does not.
+	return applyCRDs(ctx, c, k.l.tc.Paths().KwokCRDs)
 }
 
 // kwokControllerSpec runs KWOK's controller out-of-cluster: it manages the

@@ -34,17 +34,8 @@ func (l *Local) applyManifests(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	crds, err := kube.DecodeFiles(l.tc.Paths().KarpenterCRDs)
-	if err != nil {
+	if err := applyCRDs(ctx, c, l.tc.Paths().KarpenterCRDs); err != nil {
 		return err
-	}
-	if err := kube.Apply(ctx, c, crds...); err != nil {
-		return err
-	}
-	for _, crd := range crds {
-		if err := waitEstablished(ctx, c, crd.GetName()); err != nil {
-			return err
-		}
 	}
 	if err := l.cp.beforeStages(ctx, c); err != nil {
 		return err
@@ -70,6 +61,23 @@ func (l *Local) applyManifests(ctx context.Context) error {
 	ns.SetKind("Namespace")
 	ns.SetName(KarpenterNamespace)
 	return kube.Apply(ctx, c, append(stages, ns)...)
+}
+
+// applyCRDs applies the CRDs in dir and waits until each is established.
+func applyCRDs(ctx context.Context, c client.Client, dir string) error {
+	crds, err := kube.DecodeFiles(dir)
+	if err != nil {
+		return err
+	}
+	if err := kube.Apply(ctx, c, crds...); err != nil {
+		return err
+	}
+	for _, crd := range crds {
+		if err := waitEstablished(ctx, c, crd.GetName()); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func waitEstablished(ctx context.Context, c client.Client, name string) error {
