@@ -217,7 +217,7 @@ func nodePoolOf(ctx context.Context, c client.Client, p *corev1.Pod, pools []kar
 }
 
 func classify(ctx context.Context, cfg *rest.Config, c client.Client, w *Workload, shapes *fit.Catalog, cat *catalog.Catalog, rs *attribute.RuleSet, o *options) error {
-	ob, err := observe.Start(ctx, cfg, observe.Target{Run: w.Namespace, Namespace: w.Namespace, NodePool: w.NodePool, ExpectedPods: func() int { return 0 }})
+	ob, err := observe.Start(ctx, cfg, observe.Target{Run: w.Namespace, Namespace: w.Namespace, NodePool: w.NodePool})
 	if err != nil {
 		return fmt.Errorf("failed to observe %s/%s: %w", w.Namespace, w.Name, err)
 	}

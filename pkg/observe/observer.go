@@ -8,10 +8,9 @@ import (
 	"sync"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -33,8 +32,11 @@ type Target struct {
 	Run       string
 	Namespace string
 	NodePool  string
-	// ExpectedPods is how many pods the run should end with.
-	ExpectedPods func() int
+	// Workloads are the run's Deployments by name, with the replicas
+	// applied. The run expects as many pods as their replicas on the API
+	// server (an HPA may change them), the applied ones until a Deployment
+	// is seen. None: the observer only records (explain).
+	Workloads map[string]int32
 }
 
 // Observer records one run from informers.
@@ -48,6 +50,20 @@ type Observer struct {
 	// lastChange and lastProgress are local times: any recorded transition,
 	// and the last provisioning transition (a NodeClaim or a pod scheduled).
 	lastChange, lastProgress time.Time
+	// replicas are the Deployments' replicas as the API server has them.
+	replicas map[string]int32
+	// claims are the NodeClaims of the run's NodePool that still exist
+	// (being deleted or not); namespaceExists is whether the run's
+	// namespace does. Cleanup waits on both.
+	claims          map[string]bool
+	namespaceExists bool
+	// changes is closed and replaced on every change: waiters wake on it
+	// instead of polling.
+	changes chan struct{}
+	// firstAllReady is the local time the run was first seen with every
+	// expected pod Ready (zero until then): the benchmark's floor, finer
+	// than the API server's one-second timestamps.
+	firstAllReady time.Time
 }
 
 var nodeClaimGVR = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodeclaims"}
@@ -62,32 +78,43 @@ func Start(ctx context.Context, cfg *rest.Config, t Target) (*Observer, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to create a dynamic client: %w", err)
 	}
-	now := time.Now()
-	o := &Observer{target: t, stop: make(chan struct{}), lastChange: now, lastProgress: now, ob: Observation{
-		Run: t.Run, Pods: map[string]*PodRecord{}, NodeClaims: map[string]*NodeClaimRecord{}, Nodes: map[string]*NodeRecord{},
-	}}
+	o := newObserver(t)
 	inNS := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(t.Namespace))
 	runNodes := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithTweakListOptions(func(lo *metav1.ListOptions) {
 		lo.LabelSelector = karpv1.NodePoolLabelKey + "=" + t.NodePool
 	}))
 	// Events about cluster-scoped objects (NodeClaims, Nodes) land in "default".
 	clusterEvents := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(metav1.NamespaceDefault))
+	runNamespace := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithTweakListOptions(func(lo *metav1.ListOptions) {
+		lo.FieldSelector = "metadata.name=" + t.Namespace
+	}))
 	claims := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, "", func(lo *metav1.ListOptions) {
 		lo.LabelSelector = karpv1.NodePoolLabelKey + "=" + t.NodePool
 	})
 
-	handlers := []struct {
-		inf cache.SharedIndexInformer
-		fn  func(obj any, deleted bool)
-	}{
-		{inNS.Core().V1().Pods().Informer(), o.onPod},
-		{inNS.Core().V1().Events().Informer(), o.onEvent},
-		{clusterEvents.Core().V1().Events().Informer(), o.onEvent},
-		{runNodes.Core().V1().Nodes().Informer(), o.onNode},
-		{claims.ForResource(nodeClaimGVR).Informer(), o.onNodeClaim},
+	// Each informer keeps only what the observation reads (transforms):
+	// a 5,000-pod run holds 5,000 small pods, not 5,000 full ones.
+	type watched struct {
+		inf  cache.SharedIndexInformer
+		trim cache.TransformFunc
+		fn   func(obj any, deleted bool)
+	}
+	handlers := []watched{
+		{inNS.Core().V1().Pods().Informer(), trimPod, o.onPod},
+		{inNS.Core().V1().Events().Informer(), trimEvent, o.onEvent},
+		{clusterEvents.Core().V1().Events().Informer(), trimEvent, o.onEvent},
+		{runNodes.Core().V1().Nodes().Informer(), trimNode, o.onNode},
+		{claims.ForResource(nodeClaimGVR).Informer(), trimNodeClaim, o.onNodeClaim},
+		{runNamespace.Core().V1().Namespaces().Informer(), trimNamespace, o.onNamespace},
+	}
+	if len(t.Workloads) > 0 {
+		handlers = append(handlers, watched{inNS.Apps().V1().Deployments().Informer(), trimDeployment, o.onDeployment})
 	}
 	var synced []cache.InformerSynced
 	for _, h := range handlers {
+		if err := h.inf.SetTransform(h.trim); err != nil {
+			return nil, fmt.Errorf("failed to set an informer transform: %w", err)
+		}
 		fn := h.fn
 		if _, err := h.inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 			AddFunc:    func(obj any) { fn(obj, false) },
@@ -106,12 +133,20 @@ func Start(ctx context.Context, cfg *rest.Config, t Target) (*Observer, error) {
 	inNS.Start(o.stop)
 	runNodes.Start(o.stop)
 	clusterEvents.Start(o.stop)
+	runNamespace.Start(o.stop)
 	claims.Start(o.stop)
 	if !cache.WaitForCacheSync(ctxDone(ctx, o.stop), synced...) {
 		o.Stop()
 		return nil, fmt.Errorf("failed to sync the observer's informers for run %s: %w", t.Run, ctx.Err())
 	}
 	return o, nil
+}
+
+func newObserver(t Target) *Observer {
+	now := time.Now()
+	return &Observer{target: t, stop: make(chan struct{}), lastChange: now, lastProgress: now,
+		replicas: map[string]int32{}, claims: map[string]bool{}, changes: make(chan struct{}),
+		ob: Observation{Run: t.Run, Pods: map[string]*PodRecord{}, NodeClaims: map[string]*NodeClaimRecord{}, Nodes: map[string]*NodeRecord{}}}
 }
 
 func ctxDone(ctx context.Context, stop chan struct{}) <-chan struct{} {
@@ -136,12 +171,20 @@ func (o *Observer) MarkStart(t time.Time) {
 	o.ob.Start = t
 }
 
+// changed records a transition; the caller holds o.mu.
 func (o *Observer) changed(progress bool) {
 	now := time.Now()
 	o.lastChange = now
 	if progress {
 		o.lastProgress = now
 	}
+	o.wake()
+}
+
+// wake wakes every waiter; the caller holds o.mu.
+func (o *Observer) wake() {
+	close(o.changes)
+	o.changes = make(chan struct{})
 }
 
 func setTime(dst *time.Time, t metav1.Time) bool {
@@ -278,16 +321,19 @@ func (o *Observer) onNode(obj any, deleted bool) {
 }
 
 func (o *Observer) onNodeClaim(obj any, deleted bool) {
-	u, ok := obj.(*unstructured.Unstructured)
+	nc, ok := obj.(*karpv1.NodeClaim)
 	if !ok {
-		return
-	}
-	nc := &karpv1.NodeClaim{}
-	if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, nc); err != nil {
+		// Not trimmed: the transform failed to convert it.
 		return
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	if deleted {
+		delete(o.claims, nc.Name)
+		o.wake()
+	} else {
+		o.claims[nc.Name] = true
+	}
 	r := o.ob.NodeClaims[nc.Name]
 	if r == nil {
 		r = &NodeClaimRecord{Name: nc.Name, Created: nc.CreationTimestamp.Time}
@@ -323,6 +369,28 @@ func (o *Observer) onNodeClaim(obj any, deleted bool) {
 	}
 	if ch {
 		o.changed(true)
+	}
+}
+
+func (o *Observer) onNamespace(_ any, deleted bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.namespaceExists != !deleted {
+		o.namespaceExists = !deleted
+		o.wake()
+	}
+}
+
+func (o *Observer) onDeployment(obj any, deleted bool) {
+	d, ok := obj.(*appsv1.Deployment)
+	if !ok || deleted || d.Spec.Replicas == nil {
+		return
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if cur, seen := o.replicas[d.Name]; !seen || cur != *d.Spec.Replicas {
+		o.replicas[d.Name] = *d.Spec.Replicas
+		o.changed(false)
 	}
 }
 
@@ -403,26 +471,47 @@ type Settle struct {
 	Progress func(string)
 }
 
+// progressEvery is how often WaitSettled reports what it waits for.
+const progressEvery = 5 * time.Second
+
 // WaitSettled waits until the run settles (every expected pod Ready, every
 // NodeClaim initialised, nothing changed for Quiet), stalls (a pod pending
-// with no provisioning progress for Stall) or times out, and records the outcome.
+// with no provisioning progress for Stall) or times out, and records the
+// outcome. It evaluates on every change the informers deliver and when a
+// period can have run out, never on a polling interval.
 func (o *Observer) WaitSettled(ctx context.Context, s Settle) Outcome {
 	deadline := time.NewTimer(s.Timeout)
 	defer deadline.Stop()
-	tick := time.NewTicker(100 * time.Millisecond)
-	defer tick.Stop()
+	recheck := time.NewTimer(time.Hour)
+	defer recheck.Stop()
 	start := time.Now()
 	lastReport := start
 	for {
-		outcome, status := o.evaluate(s)
-		if outcome != "" && time.Since(start) >= s.Min {
-			o.finish(outcome)
-			return outcome
+		o.mu.Lock()
+		changes := o.changes
+		o.mu.Unlock()
+		outcome, status, next := o.evaluate(s)
+		observed := time.Since(start)
+		if outcome != "" {
+			if observed >= s.Min {
+				o.finish(outcome)
+				return outcome
+			}
+			next = s.Min - observed
 		}
-		if s.Progress != nil && time.Since(lastReport) >= 5*time.Second {
-			s.Progress(status)
-			lastReport = time.Now()
+		if s.Progress != nil {
+			if since := time.Since(lastReport); since >= progressEvery {
+				s.Progress(status)
+				lastReport = time.Now()
+				next = minPositive(next, progressEvery)
+			} else {
+				next = minPositive(next, progressEvery-since)
+			}
 		}
+		if next <= 0 {
+			next = time.Hour // only a change or the deadline can end the wait
+		}
+		recheck.Reset(next)
 		select {
 		case <-ctx.Done():
 			o.finish(TimedOut)
@@ -430,9 +519,23 @@ func (o *Observer) WaitSettled(ctx context.Context, s Settle) Outcome {
 		case <-deadline.C:
 			o.finish(TimedOut)
 			return TimedOut
-		case <-tick.C:
+		case <-changes:
+		case <-recheck.C:
+		}
+		if !recheck.Stop() {
+			select {
+			case <-recheck.C:
+			default:
+			}
 		}
 	}
+}
+
+func minPositive(a, b time.Duration) time.Duration {
+	if a <= 0 || (b > 0 && b < a) {
+		return b
+	}
+	return a
 }
 
 func (o *Observer) finish(out Outcome) {
@@ -441,7 +544,30 @@ func (o *Observer) finish(out Outcome) {
 	o.ob.Outcome, o.ob.End = out, time.Now()
 }
 
-func (o *Observer) evaluate(s Settle) (Outcome, string) {
+// expected is how many pods the run should end with; the caller holds o.mu.
+func (o *Observer) expected() int {
+	n := 0
+	for name, applied := range o.target.Workloads {
+		if cur, seen := o.replicas[name]; seen {
+			n += int(cur)
+		} else {
+			n += int(applied)
+		}
+	}
+	return n
+}
+
+// evaluate returns the outcome reached, if any, what is awaited, and how
+// long until a period can run out with no further change (0: none can).
+//
+// Settled is a proof, not a guess: once every expected pod is bound and
+// Ready and every live NodeClaim is initialised (its node Ready), no pod is
+// left for Karpenter's provisioner, so the selection and every timing the
+// fingerprint reads are final. What Karpenter may still do later
+// (consolidation validates for 15 s first, expiry) is not part of a
+// baseline's settle. The quiet period only covers notifications still in
+// flight; its default is short for that reason.
+func (o *Observer) evaluate(s Settle) (Outcome, string, time.Duration) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	live, ready, pending := 0, 0, 0
@@ -467,23 +593,98 @@ func (o *Observer) evaluate(s Settle) (Outcome, string) {
 			initialised++
 		}
 	}
-	want := 0
-	if o.target.ExpectedPods != nil {
-		want = o.target.ExpectedPods()
-	}
+	want := o.expected()
 	quiet := time.Since(o.lastChange)
 	status := fmt.Sprintf("%d/%d pods ready, %d pending, %d/%d NodeClaims initialised, quiet for %s",
 		ready, want, pending, initialised, claims, quiet.Round(time.Second))
-	if live >= want && ready == live && initialised == claims && quiet >= s.Quiet {
-		return Settled, status
+	allReady := live >= want && ready == live && initialised == claims
+	if allReady && want > 0 && o.firstAllReady.IsZero() {
+		o.firstAllReady = time.Now()
 	}
-	if pending > 0 && time.Since(o.lastProgress) >= s.Stall {
-		return Stalled, status
+	if allReady && quiet >= s.Quiet {
+		return Settled, status, 0
+	}
+	var next time.Duration
+	if allReady {
+		next = s.Quiet - quiet
+	}
+	if pending > 0 {
+		sinceProgress := time.Since(o.lastProgress)
+		if sinceProgress >= s.Stall {
+			return Stalled, status, 0
+		}
+		next = minPositive(next, s.Stall-sinceProgress)
 	}
 	// Pods that run but never become ready (crash loops, OOM kills) settle
 	// too: nothing more will happen without a change.
-	if live >= want && pending == 0 && initialised == claims && quiet >= s.Stall {
-		return Settled, status
+	if live >= want && pending == 0 && initialised == claims {
+		if quiet >= s.Stall {
+			return Settled, status, 0
+		}
+		next = minPositive(next, s.Stall-quiet)
 	}
-	return "", status
+	return "", status, next
+}
+
+// FirstAllReady is the local time the observer first saw every expected
+// pod Ready and every NodeClaim initialised (zero if it never did).
+func (o *Observer) FirstAllReady() time.Time {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.firstAllReady
+}
+
+// WaitNodeClaimsGone waits until the run's NodePool has no NodeClaim left,
+// as the informers see it; progress, when set, is called about every 10 s
+// with what is left.
+func (o *Observer) WaitNodeClaimsGone(ctx context.Context, progress func(string)) error {
+	return o.waitGone(ctx, true, false, progress)
+}
+
+// WaitNamespaceGone waits until the run's namespace is gone, as the
+// informers see it.
+func (o *Observer) WaitNamespaceGone(ctx context.Context, progress func(string)) error {
+	return o.waitGone(ctx, false, true, progress)
+}
+
+func (o *Observer) waitGone(ctx context.Context, forClaims, forNamespace bool, progress func(string)) error {
+	started := time.Now()
+	report := time.NewTicker(10 * time.Second)
+	defer report.Stop()
+	for {
+		o.mu.Lock()
+		changes, claims, ns := o.changes, len(o.claims), o.namespaceExists
+		o.mu.Unlock()
+		if !forClaims {
+			claims = 0
+		}
+		if !forNamespace {
+			ns = false
+		}
+		if claims == 0 && !ns {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("failed to see the run cleaned up (%s): %w", left(claims, ns), ctx.Err())
+		case <-o.stop:
+			return fmt.Errorf("failed to see the run cleaned up (%s): the observer was stopped", left(claims, ns))
+		case <-changes:
+		case <-report.C:
+			if progress != nil {
+				progress(fmt.Sprintf("waiting for %s (%s so far)", left(claims, ns), time.Since(started).Round(time.Second)))
+			}
+		}
+	}
+}
+
+func left(claims int, ns bool) string {
+	var parts []string
+	if claims > 0 {
+		parts = append(parts, fmt.Sprintf("Karpenter to remove %d NodeClaim(s)", claims))
+	}
+	if ns {
+		parts = append(parts, "the namespace to be deleted")
+	}
+	return strings.Join(parts, " and ")
 }

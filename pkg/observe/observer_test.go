@@ -2,16 +2,19 @@ package observe
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 )
 
-func newTestObserver(want int) *Observer {
-	return &Observer{target: Target{ExpectedPods: func() int { return want }}, stop: make(chan struct{}), ob: Observation{
-		Pods: map[string]*PodRecord{}, NodeClaims: map[string]*NodeClaimRecord{}, Nodes: map[string]*NodeRecord{},
-	}}
+func newTestObserver(want int32) *Observer {
+	return newObserver(Target{Run: "r", Namespace: "r", NodePool: "r", Workloads: map[string]int32{"web": want}})
 }
 
 func TestEvaluate(t *testing.T) {
@@ -22,32 +25,32 @@ func TestEvaluate(t *testing.T) {
 	o.ob.Pods["a"] = &PodRecord{Phase: "Running", Ready: now, Scheduled: now}
 	o.ob.Pods["b"] = &PodRecord{Phase: "Pending"}
 	o.ob.NodeClaims["c"] = &NodeClaimRecord{Initialized: now}
-	if out, _ := o.evaluate(s); out != "" {
+	if out, _, _ := o.evaluate(s); out != "" {
 		t.Fatalf("a pending pod with recent progress: want no outcome, got %s", out)
 	}
 	o.lastProgress = now.Add(-61 * time.Second)
-	if out, _ := o.evaluate(s); out != Stalled {
+	if out, _, _ := o.evaluate(s); out != Stalled {
 		t.Fatalf("no progress for the stall period: want stalled, got %q", out)
 	}
 	o.ob.Pods["b"] = &PodRecord{Phase: "Running", Ready: now, Scheduled: now}
-	if out, _ := o.evaluate(s); out != "" {
+	if out, _, _ := o.evaluate(s); out != "" {
 		t.Fatalf("everything ready but not quiet yet: want no outcome, got %s", out)
 	}
 	o.lastChange = now.Add(-6 * time.Second)
-	if out, _ := o.evaluate(s); out != Settled {
+	if out, _, _ := o.evaluate(s); out != Settled {
 		t.Fatalf("ready and quiet: want settled, got %q", out)
 	}
 	o.ob.NodeClaims["d"] = &NodeClaimRecord{}
-	if out, _ := o.evaluate(s); out != "" {
+	if out, _, _ := o.evaluate(s); out != "" {
 		t.Fatalf("a NodeClaim not initialised yet: want no outcome, got %s", out)
 	}
 	o.ob.NodeClaims["d"].Deleted = now
 	o.ob.Pods["b"].Waiting = "CrashLoopBackOff"
-	if out, _ := o.evaluate(s); out != "" {
+	if out, _, _ := o.evaluate(s); out != "" {
 		t.Fatalf("a crash-looping pod settles only after the stall period, got %s", out)
 	}
 	o.lastChange = now.Add(-61 * time.Second)
-	if out, _ := o.evaluate(s); out != Settled {
+	if out, _, _ := o.evaluate(s); out != Settled {
 		t.Fatalf("crash-looping and quiet for the stall period: want settled, got %q", out)
 	}
 }
@@ -83,5 +86,106 @@ func TestMarkDeleted(t *testing.T) {
 	var gone time.Time
 	if !markDeleted(&gone, true, nil) || gone.IsZero() {
 		t.Fatal("an object that vanished without a timestamp is deleted now")
+	}
+}
+
+func TestExpectedFollowsTheDeployments(t *testing.T) {
+	o := newObserver(Target{Workloads: map[string]int32{"web": 3, "api": 2}})
+	if got := o.expected(); got != 5 {
+		t.Fatalf("before the Deployments are seen the applied replicas count: want 5, got %d", got)
+	}
+	// An HPA scaled web to 7.
+	o.onDeployment(&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web"}, Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](7)}}, false)
+	if got := o.expected(); got != 9 {
+		t.Fatalf("after a scale-up: want 9, got %d", got)
+	}
+}
+
+func readyPod(name string, ready bool) *corev1.Pod {
+	now := metav1.Now()
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{WorkloadLabel: "web"}},
+		Spec: corev1.PodSpec{NodeName: "n1"}, Status: corev1.PodStatus{Phase: corev1.PodPending,
+			Conditions: []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: now}}}}
+	if ready {
+		p.Status.Phase = corev1.PodRunning
+		p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: now})
+	}
+	return p
+}
+
+// WaitSettled is woken by the informers' changes: a pod turning Ready ends
+// the wait after the quiet period, with no polling interval in between.
+func TestWaitSettledWakesOnChange(t *testing.T) {
+	o := newTestObserver(1)
+	o.onPod(readyPod("a", false), false)
+	done := make(chan Outcome, 1)
+	go func() {
+		done <- o.WaitSettled(context.Background(), Settle{Quiet: 50 * time.Millisecond, Stall: time.Hour, Timeout: time.Minute})
+	}()
+	select {
+	case out := <-done:
+		t.Fatalf("a pending pod: want no outcome yet, got %s", out)
+	case <-time.After(200 * time.Millisecond):
+	}
+	o.onPod(readyPod("a", true), false)
+	select {
+	case out := <-done:
+		if out != Settled {
+			t.Fatalf("want settled, got %s", out)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("WaitSettled did not end after the pod turned Ready")
+	}
+	if o.FirstAllReady().IsZero() {
+		t.Fatal("the moment every pod was first seen Ready is recorded")
+	}
+}
+
+// Min holds a settled run open: a fault needs its time to show.
+func TestWaitSettledObservesAtLeastMin(t *testing.T) {
+	o := newTestObserver(1)
+	o.onPod(readyPod("a", true), false)
+	start := time.Now()
+	if out := o.WaitSettled(context.Background(), Settle{Quiet: time.Millisecond, Stall: time.Hour, Timeout: time.Minute, Min: 300 * time.Millisecond}); out != Settled {
+		t.Fatalf("want settled, got %s", out)
+	}
+	if d := time.Since(start); d < 300*time.Millisecond {
+		t.Fatalf("settled after %s, before the minimum observation of 300ms", d)
+	}
+}
+
+func TestWaitGone(t *testing.T) {
+	o := newTestObserver(1)
+	claim := &karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "r-abc"}}
+	o.onNodeClaim(claim, false)
+	o.onNamespace(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "r"}}, false)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	err := o.WaitNodeClaimsGone(ctx, nil)
+	cancel()
+	if err == nil || !strings.Contains(err.Error(), "remove 1 NodeClaim(s)") {
+		t.Fatalf("a NodeClaim is left: want an error naming it, got %v", err)
+	}
+	done := make(chan error, 2)
+	go func() {
+		done <- o.WaitNodeClaimsGone(context.Background(), nil)
+		done <- o.WaitNamespaceGone(context.Background(), nil)
+	}()
+	o.onNodeClaim(claim, true)
+	if err := <-done; err != nil {
+		t.Fatalf("the NodeClaim is gone: %v", err)
+	}
+	o.onNamespace(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "r"}}, true)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("the namespace is gone: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("WaitNamespaceGone did not see the namespace go")
+	}
+	o.Stop()
+	o.onNodeClaim(claim, false)
+	if err := o.WaitNodeClaimsGone(context.Background(), nil); err == nil {
+		t.Fatal("a stopped observer cannot see anything go: want an error, not a hang")
 	}
 }

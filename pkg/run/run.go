@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
@@ -86,6 +85,11 @@ type Result struct {
 	// injected (zero without a fault).
 	Fault    faults.Injector
 	Injected time.Time
+	// Applied is the local time the run's objects were applied and
+	// AllReadySeen the local time the observer first saw every pod Ready
+	// (zero if it never did): the run's floor at the local clock's
+	// resolution, for the benchmark.
+	Applied, AllReadySeen time.Time
 }
 
 // NewID names a run after its scenario, with a random suffix.
@@ -131,18 +135,20 @@ func (r *Runner) run(ctx context.Context, s *scenario.Scenario, h hooks) (res *R
 	if err != nil {
 		return nil, err
 	}
-	ob, err := observe.Start(ctx, r.config, observe.Target{
-		Run: id, Namespace: id, NodePool: id,
-		ExpectedPods: func() int { return r.expectedPods(ctx, objs) },
-	})
+	workloads := map[string]int32{}
+	for _, d := range objs.Deployments {
+		workloads[d.Name] = ptr.Deref(d.Spec.Replicas, 1)
+	}
+	ob, err := observe.Start(ctx, r.config, observe.Target{Run: id, Namespace: id, NodePool: id, Workloads: workloads})
 	if err != nil {
 		return nil, err
 	}
+	// Stopped after cleanup, which waits on its informers.
 	defer ob.Stop()
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cleanup)
 		defer cancel()
-		if cerr := r.Cleanup(cctx, objs); cerr != nil {
+		if cerr := r.cleanupRun(cctx, objs, ob); cerr != nil {
 			err = errors.Join(err, cerr)
 		}
 	}()
@@ -176,6 +182,7 @@ func (r *Runner) run(ctx context.Context, s *scenario.Scenario, h hooks) (res *R
 	// Read after the injection: a fault may have restarted Karpenter.
 	apiBefore := r.apiStatsNow(ctx)
 	r.progress(fmt.Sprintf("run %s: applying namespace, node class, NodePool and %d workload(s)", id, len(objs.Deployments)))
+	applied := time.Now()
 	for _, o := range objs.All() {
 		if err := r.client.Create(ctx, o); err != nil {
 			return nil, fmt.Errorf("failed to create %T %s: %w", o, client.ObjectKeyFromObject(o), err)
@@ -202,31 +209,19 @@ func (r *Runner) run(ctx context.Context, s *scenario.Scenario, h hooks) (res *R
 	}
 	r.progress(fmt.Sprintf("run %s: %s: %d node(s) %s, $%.4f/h", id, outcome, fp.Selection.Nodes, fp.Selection.Key(), fp.Selection.HourlyCost))
 	facts := r.facts(ctx, objs, shapes, apiBefore)
-	res = &Result{ID: id, Observation: snap, Fingerprint: fp, Catalog: cat, Facts: facts, Inputs: inputs, Fault: inj, Injected: injected}
+	res = &Result{ID: id, Observation: snap, Fingerprint: fp, Catalog: cat, Facts: facts, Inputs: inputs, Fault: inj, Injected: injected,
+		Applied: applied, AllReadySeen: ob.FirstAllReady()}
 	if h.whileFaulted != nil && inj != nil {
 		h.whileFaulted(ctx, res)
 	}
 	return res, nil
 }
 
-// expectedPods is the sum of the Deployments' desired replicas, as the API
-// server has them now (an HPA may have changed them).
-func (r *Runner) expectedPods(ctx context.Context, objs *Objects) int {
-	n := 0
-	for _, d := range objs.Deployments {
-		cur := &appsv1.Deployment{}
-		if err := r.client.Get(ctx, client.ObjectKeyFromObject(d), cur); err == nil && cur.Spec.Replicas != nil {
-			n += int(*cur.Spec.Replicas)
-		} else if d.Spec.Replicas != nil {
-			n += int(*d.Spec.Replicas)
-		}
-	}
-	return n
-}
-
-// Cleanup deletes the run's objects and waits until Karpenter has removed
-// every NodeClaim of the run's NodePool and the namespace is gone.
-func (r *Runner) Cleanup(ctx context.Context, objs *Objects) error {
+// cleanupRun deletes the run's objects and waits, on the observer's
+// informers, until Karpenter has removed every NodeClaim of the run's
+// NodePool and the namespace is gone. It waits no longer than Karpenter
+// takes: a node's drain lasts at least Karpenter's minimum drain time (5 s).
+func (r *Runner) cleanupRun(ctx context.Context, objs *Objects, ob *observe.Observer) error {
 	r.progress("run " + objs.Namespace.Name + ": cleaning up")
 	var errs []error
 	del := func(o client.Object) {
@@ -236,32 +231,16 @@ func (r *Runner) Cleanup(ctx context.Context, objs *Objects) error {
 	}
 	del(objs.Namespace)
 	del(objs.NodePool)
-	started, reported := time.Now(), time.Now()
-	err := wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		list := &karpv1.NodeClaimList{}
-		if err := r.client.List(ctx, list, client.MatchingLabels{karpv1.NodePoolLabelKey: objs.NodePool.Name}); err != nil {
-			return false, nil //nolint:nilerr // retried until the deadline
-		}
-		if len(list.Items) > 0 && time.Since(reported) > 10*time.Second {
-			r.progress(fmt.Sprintf("run %s: cleaning up: waiting for Karpenter to remove %d NodeClaim(s) (%s so far)",
-				objs.Namespace.Name, len(list.Items), time.Since(started).Round(time.Second)))
-			reported = time.Now()
-		}
-		return len(list.Items) == 0, nil
-	})
-	if err != nil {
-		errs = append(errs, fmt.Errorf("waiting for Karpenter to remove the NodeClaims of NodePool %s: %w", objs.NodePool.Name, err))
+	progress := func(msg string) { r.progress("run " + objs.Namespace.Name + ": cleaning up: " + msg) }
+	if err := ob.WaitNodeClaimsGone(ctx, progress); err != nil {
+		errs = append(errs, fmt.Errorf("failed waiting for Karpenter to remove the NodeClaims of NodePool %s: %w", objs.NodePool.Name, err))
 	}
 	del(objs.NodeClass)
 	// The namespace goes last: the namespace controller removes its pods
 	// (KWOK deletes them) before it is gone. A run is cleaned up when none
 	// of its objects is left.
-	err = wait.PollUntilContextCancel(ctx, 250*time.Millisecond, true, func(ctx context.Context) (bool, error) {
-		err := r.client.Get(ctx, client.ObjectKeyFromObject(objs.Namespace), &corev1.Namespace{})
-		return apierrors.IsNotFound(err), nil
-	})
-	if err != nil {
-		errs = append(errs, fmt.Errorf("waiting for namespace %s to be deleted: %w", objs.Namespace.Name, err))
+	if err := ob.WaitNamespaceGone(ctx, progress); err != nil {
+		errs = append(errs, fmt.Errorf("failed waiting for namespace %s to be deleted: %w", objs.Namespace.Name, err))
 	}
 	return errors.Join(errs...)
 }

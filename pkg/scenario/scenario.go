@@ -23,9 +23,13 @@ const (
 
 // Defaults applied by Load.
 const (
-	DefaultCatalog      = "kwok-generic"
-	DefaultRuns         = 5
-	DefaultQuietPeriod  = 5 * time.Second
+	DefaultCatalog = "kwok-generic"
+	DefaultRuns    = 5
+	// DefaultQuietPeriod is short because settling is proved by state, not
+	// guessed from silence: once every pod is Ready and every NodeClaim
+	// initialised, Karpenter's provisioner has nothing left to do, and the
+	// quiet period only covers notifications still in flight.
+	DefaultQuietPeriod  = 1 * time.Second
 	DefaultStallPeriod  = 60 * time.Second
 	DefaultSettleTimout = 5 * time.Minute
 	// MaxReplicas bounds a workload: the harness runs on a laptop.
@@ -180,7 +184,8 @@ type Tolerances struct {
 
 // Settle says when a run is over.
 type Settle struct {
-	// Quiet is how long nothing may change before the run counts as settled (default 5s).
+	// Quiet is how long nothing may change, once every pod is Ready and
+	// every NodeClaim initialised, before the run counts as settled (default 1s).
 	Quiet Duration `json:"quiet,omitempty"`
 	// Stall is how long pods may stay pending with no provisioning progress
 	// before the run counts as stalled (default 60s).
