@@ -1,8 +1,11 @@
 package cluster
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -184,12 +187,66 @@ func (k *kwokctlPlane) start(ctx context.Context) error {
 		return err
 	}
 	logPath := filepath.Join(l.dir, "logs", "kwokctl.log")
+	var offset int64
+	if fi, err := os.Stat(logPath); err == nil {
+		offset = fi.Size()
+	}
+	// No --wait: kwokctl's wait polls every 0.5 s through a kubectl
+	// process and held the start for about 1.6 s. The API server is up
+	// when kwokctl returns (it has applied KWOK's CRDs), so Karpenter's
+	// CRDs and Karpenter start while the controllers finish starting;
+	// the ready phase then waits for every component (bounded by Up's timeout).
 	err := k.kwokctl(ctx, logPath, "create", "cluster", "--config", cfg,
-		"--kubeconfig", filepath.Join(l.dir, "kubeconfig.merged"), "--wait", "2m")
+		"--kubeconfig", filepath.Join(l.dir, "kubeconfig.merged"))
 	if err != nil {
 		return &PhaseError{Phase: "control-plane", Err: err, LogHint: logPath}
 	}
+	for _, e := range kwokctlSteps(logPath, offset) {
+		l.opts.progress(e)
+	}
 	return nil
+}
+
+// kwokctlSteps splits the control-plane phase into kwokctl's own steps,
+// read from the elapsed times in its JSON log lines written after offset
+// (kwokctl reports them nowhere else). A log it cannot read gives none.
+func kwokctlSteps(path string, offset int64) []Event {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	if _, err := f.Seek(offset, io.SeekStart); err != nil {
+		return nil
+	}
+	steps := []struct{ msg, phase, what string }{
+		{"Cluster is created", "control-plane.create", "kwokctl: configuration and certificates"},
+		{"Cluster is started", "control-plane.start", "kwokctl: etcd, kube-apiserver, the controllers, the scheduler and kwok-controller started"},
+		{"Load resources", "control-plane.kwok-crds", "kwokctl: KWOK's CRDs and resources applied"},
+		{"Cluster is ready", "control-plane.ready", "kwokctl: every component ready"},
+	}
+	took := map[string]time.Duration{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 1024*1024)
+	for sc.Scan() {
+		var line struct {
+			Msg     string `json:"msg"`
+			Elapsed struct {
+				Nanosecond int64 `json:"nanosecond"`
+			} `json:"elapsed"`
+		}
+		if json.Unmarshal(sc.Bytes(), &line) != nil {
+			continue
+		}
+		took[line.Msg] += time.Duration(line.Elapsed.Nanosecond)
+	}
+	var out []Event
+	for _, s := range steps {
+		if d := took[s.msg]; d > 0 {
+			out = append(out, Event{Phase: s.phase, Done: true, Elapsed: d, Message: s.what})
+		}
+	}
+	return out
 }
 
 // restart: `kwokctl start cluster` starts only what is not running.
