@@ -20,3 +20,8 @@ func Loader(tc *toolchain.Toolchain) *scenario.Loader {
 func Environment(tc *toolchain.Toolchain) fingerprint.Environment {
 	return fingerprint.Environment{Karpenter: tc.Versions.Karpenter, Kubernetes: tc.Versions.Kubernetes, KarpenterSettings: map[string]string{}}
 }
+
+// ObservationEnv names the observation (gzipped JSON) BenchmarkPipeline
+// reads instead of the committed testdata/observation-5000.json.gz;
+// make bench passes the one it just recorded.
+const ObservationEnv = "NODEPRINT_OBSERVATION"
