@@ -98,7 +98,7 @@ func benchmark(ctx context.Context, out, scales, catalogMode string) error {
 		return err
 	}
 	if catalogMode != "none" {
-		if err := wholeCatalog(ctx, tc, rep, catalogMode == "both"); err != nil {
+		if err := wholeCatalog(ctx, tc, rep, out, catalogMode == "both"); err != nil {
 			return err
 		}
 	}
@@ -403,17 +403,21 @@ func parseBenchLine(out, name string) (benchLine, error) {
 
 // wholeCatalog runs every baseline and fault scenario through the CLI,
 // with --parallel 4 and, when serial is set, one at a time.
-func wholeCatalog(ctx context.Context, tc *toolchain.Toolchain, rep *bench.Report, serial bool) error {
+func wholeCatalog(ctx context.Context, tc *toolchain.Toolchain, rep *bench.Report, out string, serial bool) error {
 	runOnce := func(parallel int) (float64, error) {
-		logf("the whole catalog with --parallel %d", parallel)
+		dir, err := filepath.Abs(filepath.Join(out, fmt.Sprintf("catalog-parallel-%d", parallel)))
+		if err != nil {
+			return 0, err
+		}
+		logf("the whole catalog with --parallel %d (report: %s)", parallel, dir)
 		cmd := exec.CommandContext(ctx, filepath.Join(tc.Bin, "nodeprint"), "run", "fixtures/scenarios", "fixtures/scenarios/faults",
-			"--parallel", strconv.Itoa(parallel))
+			"--parallel", strconv.Itoa(parallel), "--report-dir", dir)
 		cmd.Dir = tc.Root
 		cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr
 		cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }
 		cmd.WaitDelay = 3 * time.Minute
 		t0 := time.Now()
-		err := cmd.Run()
+		err = cmd.Run()
 		d := time.Since(t0).Seconds()
 		if err != nil {
 			return d, fmt.Errorf("nodeprint run of the catalog with --parallel %d: %w", parallel, err)
