@@ -1,17 +1,16 @@
 package attribute
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
 
-	kjson "sigs.k8s.io/json"
 	"sigs.k8s.io/yaml"
 
 	"github.com/nodeprint/nodeprint/pkg/diff"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	"github.com/nodeprint/nodeprint/pkg/strictyaml"
 )
 
 // AnomalySchemaVersion is the version of fingerprints/faults/<scenario>.yaml.
@@ -80,29 +79,24 @@ func (a *Anomaly) Save(path string) error {
 	return os.WriteFile(path, append(head, b...), 0o644)
 }
 
-// LoadAnomaly reads an anomaly strictly.
+// LoadAnomaly reads an anomaly strictly; every problem is a
+// *strictyaml.FieldError naming the file, field and line.
 func LoadAnomaly(path string) (*Anomaly, error) {
-	b, err := os.ReadFile(path)
+	b, err := strictyaml.ReadFile(path, 0)
 	if err != nil {
-		return nil, fmt.Errorf("failed to read anomaly fingerprint: %w", err)
-	}
-	j, err := yaml.YAMLToJSON(b)
-	if err != nil {
-		return nil, fmt.Errorf("%s: not valid YAML: %w", path, err)
+		return nil, err
 	}
 	a := &Anomaly{}
-	strict, err := kjson.UnmarshalStrict(j, a)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	if errs, _ := strictyaml.Decode(path, b, a, "re-record with `nodeprint record` rather than edit"); len(errs) > 0 {
+		return nil, errs
 	}
-	if len(strict) > 0 {
-		return nil, fmt.Errorf("%s: %v (re-record with `nodeprint record`)", path, strict[0])
-	}
+	pos, _ := strictyaml.NewPositions(b)
 	if a.SchemaVersion != AnomalySchemaVersion {
-		return nil, fmt.Errorf("%s: schemaVersion %d, want %d (re-record it)", path, a.SchemaVersion, AnomalySchemaVersion)
+		return nil, &strictyaml.FieldError{File: path, Path: "schemaVersion", Line: pos.Line("schemaVersion"),
+			Msg: fmt.Sprintf("%d, want %d (re-record it)", a.SchemaVersion, AnomalySchemaVersion)}
 	}
-	if !bytes.Contains(b, []byte("scenario:")) || a.Scenario == "" {
-		return nil, fmt.Errorf("%s: no scenario name", path)
+	if a.Scenario == "" {
+		return nil, &strictyaml.FieldError{File: path, Path: "scenario", Msg: "no scenario name"}
 	}
 	return a, nil
 }

@@ -5,9 +5,15 @@ package catalog
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
+	"math"
 	"os"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+
+	"github.com/nodeprint/nodeprint/pkg/strictyaml"
 )
 
 // Catalog is a set of instance types with their offerings.
@@ -19,10 +25,12 @@ type Catalog struct {
 
 // InstanceType is one entry of the catalog.
 type InstanceType struct {
-	Name         string            `json:"name"`
-	Architecture string            `json:"architecture"`
-	Resources    map[string]string `json:"resources"`
-	Offerings    []Offering        `json:"offerings"`
+	Name         string `json:"name"`
+	Architecture string `json:"architecture"`
+	// OperatingSystems is read and not used: the fit check assumes linux.
+	OperatingSystems []string          `json:"operatingSystems,omitempty"`
+	Resources        map[string]string `json:"resources"`
+	Offerings        []Offering        `json:"offerings"`
 }
 
 // Offering is one (zone, capacity type) of an instance type.
@@ -51,15 +59,54 @@ func (o Offering) value(key string) string {
 func (o Offering) Zone() string         { return o.value("topology.kubernetes.io/zone") }
 func (o Offering) CapacityType() string { return o.value("karpenter.sh/capacity-type") }
 
-// Load reads a catalog file.
+// MaxFileSize bounds a catalog file (the KWOK provider's generic catalog
+// is about 0.8 MB).
+const MaxFileSize = 16 << 20
+
+// Load reads a catalog file strictly: unknown fields, impossible prices
+// and quantities are *strictyaml.FieldErrors naming the file and field.
+// A loaded catalog is kept while its file is unchanged (every run reads
+// its catalog; the generic one is 0.8 MB). Callers do not modify it.
 func Load(path string) (*Catalog, error) {
-	b, err := os.ReadFile(path)
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("failed to read catalog: %w", err)
+	}
+	loaded.Lock()
+	defer loaded.Unlock()
+	if c, ok := loaded.byPath[path]; ok && c.mod.Equal(st.ModTime()) && c.size == st.Size() {
+		return c.cat, nil
+	}
+	c, err := load(path)
+	if err != nil {
+		return nil, err
+	}
+	loaded.byPath[path] = cached{mod: st.ModTime(), size: st.Size(), cat: c}
+	return c, nil
+}
+
+type cached struct {
+	mod  time.Time
+	size int64
+	cat  *Catalog
+}
+
+var loaded = struct {
+	sync.Mutex
+	byPath map[string]cached
+}{byPath: map[string]cached{}}
+
+func load(path string) (*Catalog, error) {
+	b, err := strictyaml.ReadFile(path, MaxFileSize)
 	if err != nil {
 		return nil, fmt.Errorf("failed to read catalog: %w", err)
 	}
 	var types []InstanceType
-	if err := json.Unmarshal(b, &types); err != nil {
-		return nil, fmt.Errorf("failed to parse catalog %s: %w", path, err)
+	if errs, _ := strictyaml.DecodeJSON(path, b, &types, "the format is the KWOK provider's INSTANCE_TYPES_FILE_PATH"); len(errs) > 0 {
+		return nil, errs
+	}
+	if errs := validate(path, types); len(errs) > 0 {
+		return nil, errs
 	}
 	sum := sha256.Sum256(b)
 	c := &Catalog{Digest: hex.EncodeToString(sum[:]), Types: map[string]InstanceType{}}
@@ -71,6 +118,39 @@ func Load(path string) (*Catalog, error) {
 		}
 	}
 	return c, nil
+}
+
+func validate(path string, types []InstanceType) strictyaml.ErrorList {
+	var errs strictyaml.ErrorList
+	add := func(field, msg string, args ...any) {
+		errs = append(errs, &strictyaml.FieldError{File: path, Path: field, Msg: fmt.Sprintf(msg, args...)})
+	}
+	if len(types) == 0 {
+		add("", "no instance types")
+	}
+	for i, t := range types {
+		at := fmt.Sprintf("[%d]", i)
+		if t.Name == "" {
+			add(at+".name", "an instance type needs a name")
+		}
+		for k, v := range t.Resources {
+			q, err := resource.ParseQuantity(v)
+			if err != nil {
+				add(at+".resources."+k, "%q is not a quantity", v)
+			} else if q.Sign() < 0 {
+				add(at+".resources."+k, "%q is negative", v)
+			}
+		}
+		if len(t.Offerings) == 0 {
+			add(at+".offerings", "%s has no offerings", t.Name)
+		}
+		for j, o := range t.Offerings {
+			if o.Price < 0 || math.IsNaN(o.Price) || math.IsInf(o.Price, 0) {
+				add(fmt.Sprintf("%s.offerings[%d].Price", at, j), "%v: a price is finite and not negative", o.Price)
+			}
+		}
+	}
+	return errs
 }
 
 // Price is the hourly price of an offering, and whether the catalog has it.

@@ -1,16 +1,18 @@
 package fingerprint
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
-	kjson "sigs.k8s.io/json"
+	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
+
+	"github.com/nodeprint/nodeprint/pkg/strictyaml"
 )
 
 // SchemaVersion is the version of the baseline file format.
@@ -201,33 +203,65 @@ func (b *Baseline) Save(path string) error {
 // LoadBaseline reads a baseline strictly: unknown fields and a schema
 // version this build does not know are errors naming the file.
 func LoadBaseline(path string) (*Baseline, error) {
-	data, err := os.ReadFile(path)
+	data, err := strictyaml.ReadFile(path, 0)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("no baseline %s: record it with `nodeprint record` or -update-fingerprints: %w", path, err)
 		}
-		return nil, fmt.Errorf("failed to read baseline: %w", err)
+		return nil, err
 	}
-	js, err := yaml.YAMLToJSON(data)
-	if err != nil {
-		return nil, fmt.Errorf("%s: not valid YAML: %w", path, err)
+	return ParseBaseline(path, data)
+}
+
+// ParseBaseline decodes and checks a baseline read from path; every
+// problem is a *strictyaml.FieldError naming the file, field and line.
+func ParseBaseline(path string, data []byte) (*Baseline, error) {
+	if err := strictyaml.CheckText(path, data, 0); err != nil {
+		return nil, err
 	}
 	b := &Baseline{}
-	strict, err := kjson.UnmarshalStrict(js, b)
-	if err == nil && len(strict) > 0 {
-		err = errors.Join(strict...)
+	if errs, _ := strictyaml.Decode(path, data, b, "fingerprints are written by nodeprint record: re-record rather than edit"); len(errs) > 0 {
+		return nil, errs
 	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	pos, _ := strictyaml.NewPositions(data)
+	var errs strictyaml.ErrorList
+	add := func(field, msg string, args ...any) {
+		errs = append(errs, &strictyaml.FieldError{File: path, Path: field, Line: pos.Line(field), Msg: fmt.Sprintf(msg, args...)})
 	}
 	if b.SchemaVersion != SchemaVersion {
-		return nil, fmt.Errorf("%s: schemaVersion %d, this nodeprint reads %d: re-record it", path, b.SchemaVersion, SchemaVersion)
+		add("schemaVersion", "%d, this nodeprint reads %d: re-record it", b.SchemaVersion, SchemaVersion)
 	}
-	if len(b.Selections) == 0 || b.Runs < 1 {
-		return nil, fmt.Errorf("%s: no runs recorded", path)
+	if b.Scenario == "" {
+		add("scenario", "no scenario name")
+	} else if msgs := validation.IsDNS1123Subdomain(b.Scenario); len(msgs) > 0 {
+		add("scenario", "%q is not a valid scenario name: %s", b.Scenario, strings.Join(msgs, "; "))
 	}
-	if !bytes.Contains(data, []byte("scenario:")) {
-		return nil, fmt.Errorf("%s: no scenario name", path)
+	if b.Runs < 1 {
+		add("runs", "%d: a baseline is recorded from at least one run", b.Runs)
+	}
+	if len(b.Selections) == 0 {
+		add("selections", "no selection recorded")
+	}
+	total := 0
+	for i, sel := range b.Selections {
+		if sel.Runs < 1 {
+			add(fmt.Sprintf("selections[%d].runs", i), "%d: a selection is seen in at least one run", sel.Runs)
+		}
+		total += sel.Runs
+		if sel.Nodes < 0 || sel.HourlyCost < 0 || math.IsNaN(sel.HourlyCost) || math.IsInf(sel.HourlyCost, 0) {
+			add(fmt.Sprintf("selections[%d]", i), "nodes %d and hourlyCost %v must be finite and not negative", sel.Nodes, sel.HourlyCost)
+		}
+		for it, n := range sel.InstanceTypes {
+			if n < 1 {
+				add(fmt.Sprintf("selections[%d].instanceTypes", i), "%s: %d nodes; a listed type has at least one", it, n)
+			}
+		}
+	}
+	if len(errs) == 0 && total != b.Runs {
+		add("selections", "seen in %d runs in all, but runs is %d", total, b.Runs)
+	}
+	if len(errs) > 0 {
+		return nil, errs
 	}
 	return b, nil
 }

@@ -5,21 +5,20 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation"
-	kjson "sigs.k8s.io/json"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
-	"sigs.k8s.io/yaml"
+
+	"github.com/nodeprint/nodeprint/pkg/catalog"
+	"github.com/nodeprint/nodeprint/pkg/strictyaml"
 )
 
 // MaxFileSize bounds an input file; scenarios are small.
-const MaxFileSize = 1 << 20
+const MaxFileSize = strictyaml.MaxFileSize
 
 // Loader resolves references against a fixtures directory.
 type Loader struct {
@@ -90,6 +89,16 @@ func (l *Loader) Load(path string) (*Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
+	return l.Parse(path, data)
+}
+
+// Parse decodes and validates a scenario read from path (named in every
+// error). Every problem is a *FieldError; a valid scenario is returned
+// only when there is none.
+func (l *Loader) Parse(path string, data []byte) (*Scenario, error) {
+	if err := strictyaml.CheckText(path, data, MaxFileSize); err != nil {
+		return nil, err
+	}
 	s := &Scenario{}
 	// Unknown fields do not stop validation: every problem is reported at once.
 	errs, fatal := decodeStrict(path, data, s)
@@ -97,9 +106,9 @@ func (l *Loader) Load(path string) (*Scenario, error) {
 		return nil, errs
 	}
 	s.Path = path
-	pos, _ := newPositions(data)
+	pos, _ := strictyaml.NewPositions(data)
 	add := func(field, msg string, args ...any) {
-		errs = append(errs, &FieldError{File: path, Path: field, Line: pos.line(field), Msg: fmt.Sprintf(msg, args...)})
+		errs = append(errs, &FieldError{File: path, Path: field, Line: pos.Line(field), Msg: fmt.Sprintf(msg, args...)})
 	}
 	l.validate(s, add)
 	if len(errs) > 0 {
@@ -108,80 +117,13 @@ func (l *Loader) Load(path string) (*Scenario, error) {
 	return s, nil
 }
 
-func readInput(path string) ([]byte, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("failed to read %s: %w", path, err)
-	}
-	if st.Size() > MaxFileSize {
-		return nil, &FieldError{File: path, Msg: fmt.Sprintf("file is %d bytes, more than the %d allowed", st.Size(), MaxFileSize)}
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("failed to read %s: %w", path, err)
-	}
-	if !utf8.Valid(data) {
-		return nil, &FieldError{File: path, Msg: "file is not valid UTF-8"}
-	}
-	return data, nil
-}
+func readInput(path string) ([]byte, error) { return strictyaml.ReadFile(path, MaxFileSize) }
 
-var (
-	strictPathRE = regexp.MustCompile(`(unknown|duplicate) field "([^"]+)"`)
-	typePathRE   = regexp.MustCompile(`Go struct field [^.]+\.(\S+) of type (\S+)`)
-)
+// fieldsHint is where an unknown field's right spelling is documented.
+const fieldsHint = "check its spelling and indentation; fixtures/README.md lists the fields"
 
-// decodeStrict decodes YAML into v with unknown and duplicate fields
-// disallowed, case-sensitively, and reports errors with path and line.
-// fatal means v could not be decoded at all (bad YAML, a wrong type); unknown
-// and duplicate fields are reported but v is usable.
-func decodeStrict(path string, data []byte, v any) (errs ErrorList, fatal bool) {
-	pos, err := newPositions(data)
-	if err != nil {
-		return ErrorList{{File: path, Line: yamlErrorLine(err), Msg: "not valid YAML: " + err.Error()}}, true
-	}
-	js, err := yaml.YAMLToJSON(data)
-	if err != nil {
-		return ErrorList{{File: path, Msg: "not valid YAML: " + err.Error()}}, true
-	}
-	if strings.TrimSpace(string(js)) == "null" {
-		return ErrorList{{File: path, Msg: "file is empty"}}, true
-	}
-	strict, err := kjson.UnmarshalStrict(js, v)
-	if err != nil {
-		fatal = true
-		fe := &FieldError{File: path, Msg: err.Error()}
-		if m := typePathRE.FindStringSubmatch(err.Error()); m != nil {
-			fe.Path, fe.Line = m[1], pos.line(m[1])
-			fe.Msg = "wrong type: want " + m[2]
-		} else if de := (*durationError)(nil); errors.As(err, &de) {
-			fe.Msg = de.Error()
-		}
-		errs = append(errs, fe)
-	}
-	for _, se := range strict {
-		fe := &FieldError{File: path, Msg: se.Error()}
-		if m := strictPathRE.FindStringSubmatch(se.Error()); m != nil {
-			fe.Path, fe.Line = m[2], pos.line(m[2])
-			fe.Msg = m[1] + " field"
-			if m[1] == "unknown" {
-				fe.Msg += " (check its spelling and indentation; fixtures/README.md lists the fields)"
-			}
-		}
-		errs = append(errs, fe)
-	}
-	return errs, fatal
-}
-
-var yamlLineRE = regexp.MustCompile(`line (\d+)`)
-
-func yamlErrorLine(err error) int {
-	if m := yamlLineRE.FindStringSubmatch(err.Error()); m != nil {
-		var n int
-		_, _ = fmt.Sscanf(m[1], "%d", &n)
-		return n
-	}
-	return 0
+func decodeStrict(path string, data []byte, v any) (ErrorList, bool) {
+	return strictyaml.Decode(path, data, v, fieldsHint)
 }
 
 func (l *Loader) validate(s *Scenario, add func(field, msg string, args ...any)) {
@@ -207,6 +149,8 @@ func (l *Loader) validate(s *Scenario, add func(field, msg string, args ...any))
 		s.CatalogPath = filepath.Join(l.FixturesDir, "catalogs", s.Spec.Catalog+".json")
 		if _, err := os.Stat(s.CatalogPath); err != nil {
 			add("spec.catalog", "catalog %q does not exist (no %s)", s.Spec.Catalog, s.CatalogPath)
+		} else if _, err := catalog.Load(s.CatalogPath); err != nil {
+			add("spec.catalog", "catalog %q is not valid: %v", s.Spec.Catalog, err)
 		}
 	}
 	// Policy.

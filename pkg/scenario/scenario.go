@@ -248,6 +248,9 @@ func (e *durationError) Error() string {
 	return "want a duration such as \"30s\" or \"2m\", got " + e.s
 }
 
+// UserMessage is the message to show (strictyaml.UserError).
+func (e *durationError) UserMessage() string { return e.Error() }
+
 // TotalReplicas is the sum of the workloads' initial replicas.
 func (s *Scenario) TotalReplicas() int {
 	n := 0
