@@ -69,6 +69,13 @@ sop: tools ## Regenerate the runbooks in runbooks/ from the rules and the record
 bench: tools ## Measure start, overhead, scale (100-5,000 pods), the pipeline and the catalog; table + out/bench/bench.json (about 15 min)
 	go run ./tools/bench -out out/bench $(BENCH_FLAGS)
 
+# Seeds (the committed scenarios and fingerprints, and testdata/fuzz/)
+# run in make test as plain tests; this target searches for new inputs.
+.PHONY: fuzz
+fuzz: ## Fuzz the scenario and fingerprint decoders for FUZZTIME each (default 1m); new crashers land in testdata/fuzz/
+	go test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(or $(FUZZTIME),1m) ./pkg/scenario
+	go test -run '^$$' -fuzz '^FuzzParseBaseline$$' -fuzztime $(or $(FUZZTIME),1m) ./pkg/fingerprint
+
 .PHONY: lint
 lint: ## gofmt and go vet on every module
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [[ -n "$$out" ]]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi

@@ -62,6 +62,8 @@ Exit codes: 0 all passed, 1 a wrong attribution or a regression, 2 bad input, 3 
 			}
 			rep := report.New("run", time.Now())
 			var mu sync.Mutex
+			// A plain scenario is attributed against its committed baseline.
+			f.needBaseline = func(s *scenario.Scenario) bool { return s.Spec.Fault == nil }
 			err = withScenarios(cmd.Context(), f, paths, stderr, func(ctx context.Context, r *runpkg.Runner, env fingerprint.Environment, s *scenario.Scenario) error {
 				started := time.Now()
 				sc, err := runOne(ctx, r, f, s)
@@ -154,9 +156,9 @@ func runOne(ctx context.Context, r *runpkg.Runner, f *scenarioFlags, s *scenario
 		}
 		return res.Report(), nil
 	}
-	bl, err := fingerprint.LoadBaseline(fingerprint.Path(f.fingerprints, s.Metadata.Name))
-	if err != nil {
-		return sc, usageError{fmt.Errorf("%s has no fault and no baseline to compare with (record one with `nodeprint record %s`): %w", s.Path, s.Path, err)}
+	bl := f.baselines[s.Metadata.Name]
+	if bl == nil {
+		return sc, usageError{fmt.Errorf("%s has no fault and no baseline to compare with (record one with `nodeprint record %s`)", s.Path, s.Path)}
 	}
 	res, err := r.Run(ctx, s)
 	if err != nil {

@@ -42,6 +42,11 @@ type scenarioFlags struct {
 	// pinned one.
 	karpenterVersion string
 	pinned           string
+	// needBaseline says which scenarios are compared with their committed
+	// baseline; withScenarios loads those into baselines before it starts
+	// a cluster, so a missing or malformed fingerprint applies nothing.
+	needBaseline func(*scenario.Scenario) bool
+	baselines    map[string]*fingerprint.Baseline
 }
 
 func addRunFlags(cmd *cobra.Command, f *scenarioFlags) {
@@ -136,11 +141,9 @@ Exit codes: 0 no regression, 1 a regression, 2 bad input, 3 environment failure.
 			}
 			rep := report.New("verify", time.Now())
 			var mu sync.Mutex
+			f.needBaseline = func(*scenario.Scenario) bool { return true }
 			err = withScenarios(cmd.Context(), f, paths, stderr, func(ctx context.Context, r *runpkg.Runner, env fingerprint.Environment, s *scenario.Scenario) error {
-				b, err := fingerprint.LoadBaseline(fingerprint.Path(f.fingerprints, s.Metadata.Name))
-				if err != nil {
-					return usageError{err}
-				}
+				b := f.baselines[s.Metadata.Name]
 				started := time.Now()
 				sc := runpkg.ReportScenario(s)
 				res, err := r.Run(ctx, s)
@@ -212,9 +215,17 @@ func withScenarios(ctx context.Context, f *scenarioFlags, args []string, stderr 
 	if tc, err = upgradeToolchain(f, tc); err != nil {
 		return err
 	}
+	f.baselines = map[string]*fingerprint.Baseline{}
 	for _, s := range scenarios {
 		if err := runpkg.Preflight(ctx, s); err != nil {
 			return usageError{fmt.Errorf("%s: %w", s.Path, err)}
+		}
+		if f.needBaseline != nil && f.needBaseline(s) {
+			b, err := fingerprint.LoadBaseline(fingerprint.Path(f.fingerprints, s.Metadata.Name))
+			if err != nil {
+				return usageError{fmt.Errorf("%s is compared with its baseline: %w", s.Path, err)}
+			}
+			f.baselines[s.Metadata.Name] = b
 		}
 		if f.provider == string(cluster.KindExisting) {
 			if err := runpkg.CheckExisting(s, f.catalog); err != nil {

@@ -1,0 +1,193 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// badRoot is a repository root of its own (versions, NodePool fixtures,
+// catalogs and a fingerprints directory) that the bad-input cases may
+// break without touching the real one.
+func badRoot(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	copyTree := func(src, dst string) {
+		entries, err := os.ReadDir(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.MkdirAll(dst, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range entries {
+			if e.IsDir() {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join(src, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	copyTree("../../tools/toolchain", filepath.Join(root, "tools", "toolchain"))
+	copyTree("../../fixtures/nodepools", filepath.Join(root, "fixtures", "nodepools"))
+	copyTree("../../fixtures/catalogs", filepath.Join(root, "fixtures", "catalogs"))
+	copyTree("../../fingerprints", filepath.Join(root, "fingerprints"))
+	return root
+}
+
+const goodScenario = `apiVersion: nodeprint.dev/v1alpha1
+kind: Scenario
+metadata:
+  name: web-service
+spec:
+  policy:
+    nodePoolRef: general-purpose
+  workloads:
+  - name: web
+    replicas: 3
+    requests: {cpu: 500m, memory: 1Gi}
+    limits: {memory: 2Gi}
+`
+
+func yamlBomb() string {
+	b := "a: &a [\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\",\"lol\"]\n"
+	prev := "a"
+	for _, n := range []string{"b", "c", "d", "e", "f", "g", "h", "i"} {
+		b += n + ": &" + n + " [" + strings.TrimSuffix(strings.Repeat("*"+prev+",", 9), ",") + "]\n"
+		prev = n
+	}
+	return b
+}
+
+// Every malformed input fails with exit 2 and a message naming the file
+// (and the field and line where there is one) before any cluster starts.
+func TestBadInputTable(t *testing.T) {
+	scenarioWith := func(old, new string) string {
+		if !strings.Contains(goodScenario, old) {
+			panic("test bug: " + old)
+		}
+		return strings.Replace(goodScenario, old, new, 1)
+	}
+	fingerprint, err := os.ReadFile("../../fingerprints/web-service.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fingerprintWith := func(old, new string) string {
+		if !strings.Contains(string(fingerprint), old) {
+			panic("test bug: " + old)
+		}
+		return strings.Replace(string(fingerprint), old, new, 1)
+	}
+	catalogScenario := scenarioWith("spec:\n", "spec:\n  catalog: broken\n")
+	type file struct{ path, content string }
+	cases := []struct {
+		name string
+		// files are written under the test's root; "S" is the scenario file.
+		files []file
+		args  []string
+		// want are substrings of stderr; {root} is the test's root.
+		want []string
+	}{
+		{"scenario: unknown field", []file{{"S", scenarioWith("    replicas: 3\n", "    replicas: 3\n    replicaz: 4\n")}}, nil, []string{"S:11: spec.workloads[0].replicaz: unknown field"}},
+		{"scenario: field with the wrong case", []file{{"S", scenarioWith("    replicas: 3", "    Replicas: 3")}}, nil, []string{"S:10: spec.workloads[0].Replicas: unknown field"}},
+		{"scenario: wrong type", []file{{"S", scenarioWith("replicas: 3", "replicas: three")}}, nil, []string{"S:10: spec.workloads.replicas: wrong type"}},
+		{"scenario: impossible quantity", []file{{"S", scenarioWith("cpu: 500m", "cpu: abc")}}, nil, []string{"S:11: spec.workloads[0].requests.cpu: \"abc\" is not a quantity"}},
+		{"scenario: negative quantity", []file{{"S", scenarioWith("memory: 1Gi", "memory: -1Gi")}}, nil, []string{"spec.workloads[0].requests.memory: \"-1Gi\" is negative"}},
+		{"scenario: limit below request", []file{{"S", scenarioWith("limits: {memory: 2Gi}", "limits: {memory: 512Mi}")}}, nil, []string{"spec.workloads[0].limits.memory: limit 512Mi is below the request 1Gi"}},
+		{"scenario: replicas out of range", []file{{"S", scenarioWith("replicas: 3", "replicas: 100000")}}, nil, []string{"spec.workloads[0].replicas: 100000 is out of range"}},
+		{"scenario: duplicate workload", []file{{"S", goodScenario + "  - name: web\n    replicas: 1\n    requests: {cpu: 1}\n"}}, nil, []string{"spec.workloads[1].name: workload \"web\" is defined twice"}},
+		{"scenario: duplicate field", []file{{"S", scenarioWith("    replicas: 3\n", "    replicas: 3\n    replicas: 4\n")}}, nil, []string{"S", "duplicate"}},
+		{"scenario: dangling NodePool reference", []file{{"S", scenarioWith("nodePoolRef: general-purpose", "nodePoolRef: nope")}}, nil, []string{"S:7: spec.policy.nodePoolRef: no NodePool fixture"}},
+		{"scenario: unknown catalog", []file{{"S", scenarioWith("spec:\n", "spec:\n  catalog: nope\n")}}, nil, []string{"spec.catalog: catalog \"nope\" does not exist"}},
+		{"scenario: name that is a path", []file{{"S", scenarioWith("name: web-service", "name: ../../etc")}}, nil, []string{"S:4: metadata.name: \"../../etc\" is not a valid name"}},
+		{"scenario: bad duration", []file{{"S", scenarioWith("spec:\n", "spec:\n  settle: {quiet: soon}\n")}}, nil, []string{"S", "want a duration"}},
+		{"scenario: unknown fault", []file{{"S", goodScenario + "  fault:\n    name: disk-full\n"}}, nil, []string{"S:14: spec.fault.name: unknown fault \"disk-full\""}},
+		{"scenario: impossible fault parameter", []file{{"S", goodScenario + "  fault:\n    name: memory-leak\n    params: {rate: fast}\n"}}, nil, []string{"spec.fault.params.rate: \"fast\" is not a positive quantity"}},
+		{"scenario: not YAML", []file{{"S", "kind: [Scenario\n"}}, nil, []string{"S:", "not valid YAML"}},
+		{"scenario: empty file", []file{{"S", ""}}, nil, []string{"S: file is empty"}},
+		{"scenario: non-UTF-8", []file{{"S", "kind: \xff\xfe\n"}}, nil, []string{"S: file is not valid UTF-8"}},
+		{"scenario: oversized file", []file{{"S", goodScenario + "#" + strings.Repeat("x", 1<<20)}}, nil, []string{"S: file is", "more than the 1048576 allowed"}},
+		{"scenario: YAML bomb", []file{{"S", yamlBomb()}}, nil, []string{"S", "not valid YAML"}},
+		{"scenarios: duplicate names", []file{{"S", goodScenario}, {"other.yaml", goodScenario}}, []string{"run", "S", "{root}/other.yaml"}, []string{"web-service", "names must be unique"}},
+		{"scenario: inline NodePool with an unknown field", []file{{"S", scenarioWith("    nodePoolRef: general-purpose\n", "    nodePool: {template: {spec: {requirement: []}}}\n")}}, nil, []string{"spec.policy.nodePool.template.spec.requirement: unknown field"}},
+		{"NodePool fixture: unknown field", []file{{"fixtures/nodepools/general-purpose.yaml", "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: general-purpose}\nspec:\n  templat: {}\n"}, {"S", goodScenario}}, nil, []string{"general-purpose.yaml:5: spec.templat: unknown field"}},
+		{"NodePool fixture: not a NodePool", []file{{"fixtures/nodepools/general-purpose.yaml", "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: general-purpose}\n"}, {"S", goodScenario}}, nil, []string{"general-purpose.yaml", "kind", "want a karpenter.sh/v1 NodePool"}},
+		{"catalog: unknown field", []file{{"fixtures/catalogs/broken.json", `[{"name": "a", "offerings": [{"Price": 1, "Available": true, "Requirements": []}], "prise": 3}]`}, {"S", catalogScenario}}, nil, []string{"broken.json", "[0].prise: unknown field"}},
+		{"catalog: negative price", []file{{"fixtures/catalogs/broken.json", `[{"name": "a", "offerings": [{"Price": -1, "Available": true, "Requirements": []}]}]`}, {"S", catalogScenario}}, nil, []string{"broken.json", "[0].offerings[0].Price: -1: a price is finite and not negative"}},
+		{"catalog: impossible quantity", []file{{"fixtures/catalogs/broken.json", `[{"name": "a", "resources": {"cpu": "lots"}, "offerings": [{"Price": 1, "Available": true, "Requirements": []}]}]`}, {"S", catalogScenario}}, nil, []string{"broken.json", "[0].resources.cpu: \"lots\" is not a quantity"}},
+		{"catalog: not JSON", []file{{"fixtures/catalogs/broken.json", `[{"name": `}, {"S", catalogScenario}}, nil, []string{"broken.json", "not valid JSON"}},
+		{"fingerprint: unknown field", []file{{"fingerprints/web-service.yaml", fingerprintWith("runs: ", "runz: 1\nruns: ")}, {"S", goodScenario}}, []string{"verify", "S"}, []string{"fingerprints/web-service.yaml:", "runz: unknown field"}},
+		{"fingerprint: schema version from the future", []file{{"fingerprints/web-service.yaml", fingerprintWith("schemaVersion: 1", "schemaVersion: 9")}, {"S", goodScenario}}, []string{"verify", "S"}, []string{"fingerprints/web-service.yaml:", "schemaVersion: 9, this nodeprint reads 1"}},
+		{"fingerprint: wrong type", []file{{"fingerprints/web-service.yaml", fingerprintWith("runs: ", "runs: many\nx: ")}, {"S", goodScenario}}, []string{"verify", "S"}, []string{"fingerprints/web-service.yaml", "wrong type"}},
+		{"fingerprint: non-UTF-8", []file{{"fingerprints/web-service.yaml", "scenario: \xff\n"}, {"S", goodScenario}}, []string{"verify", "S"}, []string{"fingerprints/web-service.yaml: file is not valid UTF-8"}},
+		{"fingerprint: YAML bomb", []file{{"fingerprints/web-service.yaml", yamlBomb()}, {"S", goodScenario}}, []string{"verify", "S"}, []string{"fingerprints/web-service.yaml", "not valid YAML"}},
+		{"fingerprint: missing", []file{{"S", scenarioWith("name: web-service", "name: never-recorded")}}, []string{"verify", "S"}, []string{"S is compared with its baseline", "no baseline", "never-recorded.yaml"}},
+		{"fingerprint: missing for a plain run", []file{{"S", scenarioWith("name: web-service", "name: never-recorded")}}, []string{"run", "S"}, []string{"S is compared with its baseline", "nodeprint record"}},
+		{"flag: --parallel out of range", []file{{"S", goodScenario}}, []string{"run", "--parallel", "0", "S"}, []string{"--parallel 0 is out of range 1..32"}},
+		{"flag: malformed --shard", []file{{"S", goodScenario}}, []string{"run", "--shard", "3/2", "S"}, []string{"--shard", "3/2"}},
+		{"flag: unknown flag", []file{{"S", goodScenario}}, []string{"run", "--paralel", "2", "S"}, []string{"unknown flag: --paralel"}},
+		{"flag: wrong type", []file{{"S", goodScenario}}, []string{"run", "--parallel", "two", "S"}, []string{"invalid argument \"two\""}},
+	}
+	if len(cases) < 25 {
+		t.Fatalf("the issue asks for at least 25 malformed inputs, the table has %d", len(cases))
+	}
+	before, _ := os.ReadDir("../../.work/clusters")
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			root := badRoot(t)
+			t.Setenv("NODEPRINT_ROOT", root)
+			scenarioPath := filepath.Join(root, "scenario.yaml")
+			expand := func(s string) string {
+				s = strings.ReplaceAll(s, "{root}", root)
+				if s == "S" {
+					return scenarioPath
+				}
+				return strings.ReplaceAll(strings.ReplaceAll(s, "S:", scenarioPath+":"), "S ", scenarioPath+" ")
+			}
+			for _, f := range c.files {
+				p := filepath.Join(root, f.path)
+				if f.path == "S" {
+					p = scenarioPath
+				}
+				if err := os.WriteFile(p, []byte(f.content), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			args := c.args
+			if args == nil {
+				args = []string{"run", "S"}
+			}
+			var full []string
+			for _, a := range args {
+				full = append(full, expand(a))
+			}
+			var out, errOut bytes.Buffer
+			if code := run(context.Background(), full, &out, &errOut); code != exitUsage {
+				t.Fatalf("exit %d, want %d (bad input); stderr:\n%s", code, exitUsage, errOut.String())
+			}
+			for _, w := range c.want {
+				if w = expand(w); !strings.Contains(errOut.String(), w) {
+					t.Errorf("stderr lacks %q:\n%s", w, errOut.String())
+				}
+			}
+			if strings.Contains(errOut.String(), "panic") || strings.Contains(errOut.String(), "goroutine ") {
+				t.Errorf("a panic reached the user:\n%s", errOut.String())
+			}
+			if _, err := os.Stat(filepath.Join(root, ".work")); err == nil {
+				t.Errorf("a work directory appeared under %s: something was started", root)
+			}
+		})
+	}
+	after, _ := os.ReadDir("../../.work/clusters")
+	if len(after) != len(before) {
+		t.Fatalf("a cluster directory appeared: %v -> %v", before, after)
+	}
+}
