@@ -176,7 +176,14 @@ func Runs(pid int, binary string) bool {
 		return true
 	}
 	if exe, err := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid)); err == nil {
-		return strings.TrimSuffix(exe, " (deleted)") == binary
+		exe = strings.TrimSuffix(exe, " (deleted)")
+		if exe == binary {
+			return true
+		}
+		// /proc/<pid>/exe is resolved; binary may name it through a
+		// symbolic link (a bin/ that links to another checkout's).
+		resolved, err := filepath.EvalSymlinks(binary)
+		return err == nil && exe == resolved
 	}
 	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	if err != nil {
@@ -260,4 +267,39 @@ func KillAndWait(ctx context.Context, pids []int) error {
 		}
 	}
 	return nil
+}
+
+// StartTime is when pid started, in clock ticks since boot (field 22 of
+// /proc/<pid>/stat): with the pid it names a process uniquely, where a pid
+// alone may have been reused.
+func StartTime(pid int) (uint64, error) {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, fmt.Errorf("failed to read the start time of pid %d: %w", pid, err)
+	}
+	// Fields after the command name, which is in parentheses and may hold spaces.
+	i := strings.LastIndexByte(string(stat), ')')
+	if i < 0 {
+		return 0, fmt.Errorf("failed to parse /proc/%d/stat", pid)
+	}
+	fields := strings.Fields(string(stat[i+1:]))
+	// fields[0] is the state (field 3); the start time is field 22.
+	if len(fields) < 20 {
+		return 0, fmt.Errorf("failed to parse /proc/%d/stat: %d fields", pid, len(fields))
+	}
+	v, err := strconv.ParseUint(fields[19], 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("failed to parse the start time of pid %d: %w", pid, err)
+	}
+	return v, nil
+}
+
+// Same reports whether pid is still the live process that started at start
+// (StartTime), not a zombie and not a later process given the same pid.
+func Same(pid int, start uint64) bool {
+	if !Runs(pid, "") {
+		return false
+	}
+	got, err := StartTime(pid)
+	return err == nil && got == start
 }

@@ -50,3 +50,45 @@ func TestFindReferencingMatchesWholeDirectories(t *testing.T) {
 		t.Fatalf("processes of ab (%d, %d) reported as a's: %v", notA1.Process.Pid, notA2.Process.Pid, got)
 	}
 }
+
+// A binary named through a symbolic link (a checkout whose bin/ links to
+// another's) is the process's executable all the same.
+func TestRunsThroughASymlink(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	self, err = filepath.EvalSymlinks(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), "linked-bin")
+	if err := os.Symlink(filepath.Dir(self), link); err != nil {
+		t.Fatal(err)
+	}
+	if !Runs(os.Getpid(), self) {
+		t.Fatal("this process runs its own executable")
+	}
+	if !Runs(os.Getpid(), filepath.Join(link, filepath.Base(self))) {
+		t.Fatal("the same executable through a symlinked directory must match")
+	}
+	if Runs(os.Getpid(), filepath.Join(link, "other")) {
+		t.Fatal("another path must not match")
+	}
+}
+
+func TestStartTimeNamesThisProcess(t *testing.T) {
+	start, err := StartTime(os.Getpid())
+	if err != nil || start == 0 {
+		t.Fatalf("start time of this process: %d, %v", start, err)
+	}
+	if !Same(os.Getpid(), start) {
+		t.Fatal("this process is the one that started at its start time")
+	}
+	if Same(os.Getpid(), start+1) {
+		t.Fatal("another start time is another process, even with the same pid")
+	}
+	if _, err := StartTime(1 << 30); err == nil {
+		t.Fatal("a pid that does not exist has no start time")
+	}
+}
