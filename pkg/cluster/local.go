@@ -55,6 +55,9 @@ type state struct {
 	// KwokPort is the health port of KWOK's controller where the harness
 	// runs it (kind); kwokctl keeps its own.
 	KwokPort int `json:"kwokPort,omitempty"`
+	// Owner is the process the cluster lives for (WithTemporary); none
+	// for a cluster from `nodeprint cluster up`.
+	Owner *Owner `json:"owner,omitempty"`
 }
 
 // NewLocal returns the local provider. Nothing is started yet.
@@ -234,6 +237,9 @@ func (l *Local) Up(ctx context.Context) (err error) {
 
 	st := state{Name: l.opts.name, CreatedAt: time.Now().UTC(), KubernetesVersion: l.tc.Versions.Kubernetes,
 		KarpenterVersion: l.tc.Versions.Karpenter, KarpenterBinary: l.tc.Paths().Karpenter}
+	if l.opts.temporary {
+		st.Owner = currentOwner()
+	}
 	if err := l.writeState(st); err != nil {
 		return err
 	}

@@ -99,6 +99,8 @@ type Options struct {
 	buildLog  io.Writer
 	// kubeconfig is the existing provider's cluster.
 	kubeconfig string
+	// temporary records the calling process as the cluster's owner.
+	temporary bool
 }
 
 // Option configures a provider.

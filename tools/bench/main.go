@@ -119,7 +119,7 @@ func benchmark(ctx context.Context, out, scales, catalogMode string) error {
 func onCluster(ctx context.Context, tc *toolchain.Toolchain, rep *bench.Report, out string, ns []int) (err error) {
 	phases := map[string]time.Duration{}
 	var order []string
-	l, err := cluster.NewLocal(cluster.WithName(fmt.Sprintf("bench-%d", os.Getpid())), cluster.WithToolchain(tc),
+	l, err := cluster.NewLocal(cluster.WithName(fmt.Sprintf("bench-%d", os.Getpid())), cluster.WithToolchain(tc), cluster.WithTemporary(),
 		cluster.WithProgress(func(e cluster.Event) {
 			if e.Done && e.Elapsed > 0 {
 				phases[e.Phase] = e.Elapsed

@@ -34,7 +34,7 @@ func newClusterCmd(stdout, stderr io.Writer) *cobra.Command {
 			if len(args) > 0 {
 				return usageError{fmt.Errorf("unknown command %q for %q", args[0], cmd.CommandPath())}
 			}
-			return usageError{fmt.Errorf("%s needs a command: up, down, status, kubeconfig or restart", cmd.CommandPath())}
+			return usageError{fmt.Errorf("%s needs a command: up, down, status, kubeconfig, restart or prune", cmd.CommandPath())}
 		},
 	}
 	cmd.PersistentFlags().StringVar(&f.name, "name", cluster.DefaultName, "cluster name (clusters with different names run side by side)")
@@ -120,7 +120,28 @@ func newClusterCmd(stdout, stderr io.Writer) *cobra.Command {
 			return local.RestartKarpenter(cmd.Context())
 		},
 	}
-	cmd.AddCommand(up, down, status, kubeconfig, restart)
+	prune := &cobra.Command{
+		Use:   "prune",
+		Short: "Stop and remove the clusters left behind by a nodeprint run, suite or benchmark that was killed (kill -9, a crash)",
+		Long: `A temporary cluster (started by run, verify, record, attribute, a suite or make bench) records
+the pid and start time of the process it lives for. When that process is gone without stopping it,
+the cluster is stale: prune stops its processes (the recorded pids, then any process still naming
+its directory) and removes its files. Clusters from ` + "`nodeprint cluster up`" + ` have no owner and are never
+pruned; stop them with ` + "`nodeprint cluster down --name NAME`" + `.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			start := time.Now()
+			stale, err := cluster.Prune(cmd.Context(), cluster.WithProgress(func(e cluster.Event) { printEvent(stderr, start, e) }))
+			for _, st := range stale {
+				fmt.Fprintf(stdout, "pruned %s: %s; %d process(es) were still running\n", st.Name, st.Reason, len(st.Processes))
+			}
+			if len(stale) == 0 && err == nil {
+				fmt.Fprintln(stdout, "no stale clusters")
+			}
+			return err
+		},
+	}
+	cmd.AddCommand(up, down, status, kubeconfig, restart, prune)
 	return cmd
 }
 
@@ -158,8 +179,24 @@ func printEvent(w io.Writer, start time.Time, e cluster.Event) {
 	fmt.Fprintf(w, "[%6.1fs] %-13s %s\n", at, e.Phase, e.Message)
 }
 
+// reportStale names the clusters a killed run left behind; it never fails
+// the command that asks.
+func reportStale(w io.Writer) {
+	stale, err := cluster.FindStale()
+	if err != nil {
+		return
+	}
+	for _, st := range stale {
+		fmt.Fprintf(w, "warning: stale cluster %q (%s; %d process(es) still running): remove it with `nodeprint cluster prune`\n",
+			st.Name, st.Reason, len(st.Processes))
+	}
+}
+
 func clusterUp(cmd *cobra.Command, f *clusterFlags, stdout, stderr io.Writer) error {
 	start := time.Now()
+	if f.provider == string(cluster.KindLocal) {
+		reportStale(stderr)
+	}
 	type took struct {
 		phase string
 		d     time.Duration

@@ -247,7 +247,13 @@ func withScenarios(ctx context.Context, f *scenarioFlags, args []string, stderr 
 	if f.provider == string(cluster.KindKind) {
 		newCluster = cluster.NewKind
 	}
-	local, err := newCluster(cluster.WithName(name), cluster.WithProgress(progress), cluster.WithBuildOutput(stderr), cluster.WithToolchain(tc))
+	opts := []cluster.Option{cluster.WithName(name), cluster.WithProgress(progress), cluster.WithBuildOutput(stderr), cluster.WithToolchain(tc)}
+	if f.cluster == "" {
+		// A cluster of this run only: if the run is killed, prune finds it.
+		opts = append(opts, cluster.WithTemporary())
+		reportStale(stderr)
+	}
+	local, err := newCluster(opts...)
 	if err != nil {
 		return usageError{err}
 	}

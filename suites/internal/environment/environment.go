@@ -59,7 +59,8 @@ func StartCluster(ctx context.Context, suite string) string {
 	}
 	name := fmt.Sprintf("%s-%d", suite, os.Getpid())
 	By(fmt.Sprintf("starting the local cluster %q", name))
-	p, err := cluster.NewLocal(cluster.WithName(name), progress, cluster.WithBuildOutput(GinkgoWriter))
+	// Temporary: if the suite is killed, `nodeprint cluster prune` finds it.
+	p, err := cluster.NewLocal(cluster.WithName(name), progress, cluster.WithBuildOutput(GinkgoWriter), cluster.WithTemporary())
 	Expect(err).NotTo(HaveOccurred())
 	// Registered before Up: Up rolls itself back, and Down of a cluster that
 	// is not there is a no-op, so this is right on every path.
