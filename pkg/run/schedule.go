@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/nodeprint/nodeprint/pkg/faults"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
@@ -36,7 +37,9 @@ func RunsAlone(s *scenario.Scenario) bool { return s.Spec.Fault == nil || Exclus
 // would disturb every other run); within a catalog, the shared scenarios
 // form one phase and each scenario that RunsAlone a phase of its own. Phases run
 // one after another; the scenarios of a phase may run concurrently. The
-// order is deterministic: catalogs and names sorted.
+// order is deterministic: catalogs sorted, and within the shared phase the
+// longest fault window first (so that the longest run does not start last
+// and hold the phase open alone), then names.
 func Phases(ss []*scenario.Scenario) [][]*scenario.Scenario {
 	byCatalog := map[string][]*scenario.Scenario{}
 	var catalogs []string
@@ -60,12 +63,22 @@ func Phases(ss []*scenario.Scenario) [][]*scenario.Scenario {
 				shared = append(shared, s)
 			}
 		}
+		sort.SliceStable(shared, func(i, j int) bool { return window(shared[i]) > window(shared[j]) })
 		if len(shared) > 0 {
 			phases = append(phases, shared)
 		}
 		phases = append(phases, alone...)
 	}
 	return phases
+}
+
+// window is how long a scenario's faulted run observes at least: the
+// estimate of its length that orders a shared phase.
+func window(s *scenario.Scenario) time.Duration {
+	if s.Spec.Fault == nil {
+		return 0
+	}
+	return s.Spec.Fault.Window.Duration
 }
 
 // RunPhases calls fn for every scenario, phase after phase, with at most

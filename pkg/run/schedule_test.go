@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 )
@@ -39,6 +40,22 @@ func TestPhasesGroupCatalogsAndIsolateClusterWideFaults(t *testing.T) {
 	// Baselines (web, aws) and cluster-wide faults run alone; the rest share.
 	want := "aws | spot | crash,leak | api | capacity | web"
 	if got != want {
+		t.Errorf("phases %q, want %q", got, want)
+	}
+}
+
+// The longest fault window starts first: started last, it would hold the
+// shared phase open alone (memory-leak-hpa, 4 minutes, sorts in the middle
+// by name).
+func TestSharedPhaseStartsTheLongestWindowFirst(t *testing.T) {
+	withWindow := func(name string, d time.Duration) *scenario.Scenario {
+		s := sc(name, "generic", "crash-loop")
+		s.Spec.Fault.Window.Duration = d
+		return s
+	}
+	got := names(Phases([]*scenario.Scenario{withWindow("a", time.Minute), withWindow("m", 4*time.Minute),
+		withWindow("b", time.Minute), withWindow("z", 3*time.Minute)}))
+	if want := "m,z,a,b"; got != want {
 		t.Errorf("phases %q, want %q", got, want)
 	}
 }
