@@ -73,6 +73,28 @@ var _ = Describe("nodeprint cluster", Label("suite:lifecycle"), func() {
 		Entry("SIGTERM while the control plane starts", syscall.SIGTERM, "control-plane", SpecTimeout(3*time.Minute)),
 	)
 
+	It("finds the cluster of a killed run, reports it on the next up and prunes it without leaving a process", func(ctx SpecContext) {
+		res := cli.ExpectSignalledAt(ctx, syscall.SIGKILL, ": applying namespace", "run", "web-service")
+		name := fmt.Sprintf("np-%d", res.PID)
+		DeferCleanup(cli.Run, "cluster", "down", "--name", name, NodeTimeout(2*time.Minute))
+		Expect(res.Code).To(Equal(-1), "killed by SIGKILL; stderr:\n%s", res.Stderr)
+		cli.ExpectProcessesLeft(ctx, name)
+
+		other := fmt.Sprintf("lc-next-%d", os.Getpid())
+		DeferCleanup(cli.Run, "cluster", "down", "--name", other, NodeTimeout(2*time.Minute))
+		up := cli.ExpectRun(ctx, 0, "cluster", "up", "--name", other)
+		Expect(up.Stderr).To(ContainSubstring(fmt.Sprintf("stale cluster %q (its owner, pid %d, is gone", name, res.PID)))
+		Expect(up.Stderr).To(ContainSubstring("nodeprint cluster prune"))
+
+		pruned := cli.ExpectRun(ctx, 0, "cluster", "prune")
+		Expect(pruned.Stdout).To(ContainSubstring("pruned " + name))
+		Expect(pruned.Stdout).NotTo(ContainSubstring("pruned "+other), "a cluster from cluster up has no owner and is never pruned")
+		cli.ExpectNothingLeft(ctx, name, nil)
+		cli.ExpectRun(ctx, 0, "cluster", "status", "--name", other)
+		cli.ExpectRun(ctx, 0, "cluster", "down", "--name", other)
+		Expect(cli.ExpectRun(ctx, 0, "cluster", "prune").Stdout).To(ContainSubstring("no stale clusters"))
+	}, SpecTimeout(5*time.Minute))
+
 	DescribeTable("bad input exits 2 with a clear message",
 		func(ctx SpecContext, want string, args ...string) {
 			res := cli.ExpectRun(ctx, 2, args...)
@@ -91,6 +113,25 @@ var _ = Describe("nodeprint cluster", Label("suite:lifecycle"), func() {
 })
 
 var _ = Describe("nodeprint run", Label("suite:lifecycle"), func() {
+	DescribeTable("an interrupted run restores its fault, deletes what it created and exits 130",
+		func(ctx SpecContext, sig syscall.Signal, marker, scenario string) {
+			name := fmt.Sprintf("lc-sig-%d", os.Getpid())
+			DeferCleanup(cli.Run, "cluster", "down", "--name", name, NodeTimeout(2*time.Minute))
+			cli.ExpectRun(ctx, 0, "cluster", "up", "--name", name)
+			res := cli.ExpectSignalledAt(ctx, sig, marker, "run", "--cluster", name, scenario)
+			Expect(res.Code).To(Equal(130), "exit code says interrupted; stderr:\n%s", res.Stderr)
+			Expect(res.Stderr).To(ContainSubstring("cleaning up"))
+			Expect(res.Stderr).To(ContainSubstring("interrupted before they completed"))
+			Expect(res.Stdout).To(ContainSubstring("interrupted before it completed"))
+			Expect(res.Stderr).NotTo(ContainSubstring("the environment failed"), "an interrupt is not an environment failure")
+			kubeconfig := strings.TrimSpace(cli.ExpectRun(ctx, 0, "cluster", "kubeconfig", "--name", name).Stdout)
+			environment.New(kubeconfig).ExpectNoFaultLeftovers(ctx)
+			cli.ExpectRun(ctx, 0, "cluster", "status", "--name", name)
+		},
+		Entry("SIGINT while the workloads are applied", syscall.SIGINT, ": applying namespace", "web-service", SpecTimeout(4*time.Minute)),
+		Entry("SIGTERM while a fault is injected", syscall.SIGTERM, ": injecting fault", "fixtures/scenarios/faults/slow-boot.yaml", SpecTimeout(5*time.Minute)),
+	)
+
 	It("exits with the documented code in each of the four cases, and reports it", func(ctx SpecContext) {
 		name := fmt.Sprintf("lc-exit-%d", os.Getpid())
 		DeferCleanup(cli.Run, "cluster", "down", "--name", name, NodeTimeout(2*time.Minute))

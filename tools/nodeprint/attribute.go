@@ -40,6 +40,17 @@ func (e environmentError) Error() string {
 	return fmt.Sprintf("%d of %d scenario(s) could not complete: the environment failed (see each scenario's error)", e.n, e.of)
 }
 
+// interruptedError replaces the scenarios' own errors (a cancelled
+// request, a rate limiter's wait) when a signal stopped them: they did not
+// fail, they were stopped (exit 130).
+type interruptedError struct{ n, of int }
+
+func (e interruptedError) Error() string {
+	return fmt.Sprintf("%d of %d scenario(s) interrupted before they completed; what they created was deleted", e.n, e.of)
+}
+
+func (e interruptedError) Unwrap() error { return context.Canceled }
+
 func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 	f := &scenarioFlags{}
 	var asJSON bool
@@ -68,6 +79,9 @@ Exit codes: 0 all passed, 1 a wrong attribution or a regression, 2 bad input, 3 
 				started := time.Now()
 				sc, err := runOne(ctx, r, f, s)
 				sc.Seconds = time.Since(started).Round(time.Second).Seconds()
+				if err != nil && ctx.Err() != nil {
+					sc.Error = "interrupted before it completed; what it created was deleted"
+				}
 				var ue usageError
 				if errors.As(err, &ue) {
 					return err
@@ -111,6 +125,8 @@ func finishReport(stdout, stderr io.Writer, rep *report.Report, f *scenarioFlags
 	switch {
 	case err != nil && broken == 0 && len(rep.Scenarios) == 0:
 		// the cluster did not come up or was interrupted before any scenario
+	case broken > 0 && errors.Is(err, context.Canceled):
+		err = interruptedError{broken, len(rep.Scenarios)}
 	case broken > 0:
 		err = errors.Join(err, environmentError{broken, len(rep.Scenarios)})
 	case failed > 0:

@@ -35,6 +35,8 @@ type CLI struct {
 type Result struct {
 	Code           int
 	Stdout, Stderr string
+	// PID is the CLI process's (ExpectInterrupted and ExpectSignalledAt).
+	PID int
 }
 
 // BuildCLI builds the toolchain when it is missing and the nodeprint CLI
@@ -95,6 +97,21 @@ func (c *CLI) ExpectRun(ctx context.Context, code int, args ...string) Result {
 func (c *CLI) ExpectInterrupted(ctx context.Context, sig syscall.Signal, phase string, args ...string) Result {
 	GinkgoHelper()
 	By(fmt.Sprintf("nodeprint %s, sending %s during the %s phase", strings.Join(args, " "), sig, phase))
+	return c.signalledAt(ctx, sig, "] "+phase+" ", args...)
+}
+
+// ExpectSignalledAt starts the CLI, sends sig once a line of its stderr
+// contains marker, and waits for it to exit (SIGKILL included: the result
+// then has code -1).
+func (c *CLI) ExpectSignalledAt(ctx context.Context, sig syscall.Signal, marker string, args ...string) Result {
+	GinkgoHelper()
+	By(fmt.Sprintf("nodeprint %s, sending %s at %q", strings.Join(args, " "), sig, marker))
+	return c.signalledAt(ctx, sig, marker, args...)
+}
+
+func (c *CLI) signalledAt(ctx context.Context, sig syscall.Signal, marker string, args ...string) Result {
+	GinkgoHelper()
+	phase := marker
 	var stdout bytes.Buffer
 	cmd := exec.CommandContext(ctx, c.Path, args...)
 	cmd.Dir = c.Toolchain.Root
@@ -115,7 +132,7 @@ func (c *CLI) ExpectInterrupted(ctx context.Context, sig syscall.Signal, phase s
 			stderr.WriteString(line + "\n")
 			mu.Unlock()
 			fmt.Fprintln(GinkgoWriter, line)
-			if strings.Contains(line, "] "+phase+" ") {
+			if strings.Contains(line, marker) {
 				once.Do(func() {
 					_ = cmd.Process.Signal(sig)
 					close(sent)
@@ -128,7 +145,7 @@ func (c *CLI) ExpectInterrupted(ctx context.Context, sig syscall.Signal, phase s
 	select {
 	case <-sent:
 	default:
-		Fail(fmt.Sprintf("the %s phase never started; stderr:\n%s", phase, stderr.String()))
+		Fail(fmt.Sprintf("no line %q appeared; stderr:\n%s", phase, stderr.String()))
 	}
 	code := 0
 	var ee *exec.ExitError
@@ -137,7 +154,7 @@ func (c *CLI) ExpectInterrupted(ctx context.Context, sig syscall.Signal, phase s
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	return Result{Code: code, Stdout: stdout.String(), Stderr: stderr.String()}
+	return Result{Code: code, Stdout: stdout.String(), Stderr: stderr.String(), PID: cmd.Process.Pid}
 }
 
 func (c *CLI) clusterDir(name string) string {
@@ -181,6 +198,16 @@ func (c *CLI) ExpectNothingLeft(ctx context.Context, name string, ports []int) {
 	}).WithContext(ctx).WithTimeout(20 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
 	_, err := os.Stat(c.clusterDir(name))
 	Expect(os.IsNotExist(err)).To(BeTrue(), "the work directory %s remains", c.clusterDir(name))
+}
+
+// ExpectProcessesLeft expects processes of the cluster still running (a
+// killed owner leaves them behind).
+func (c *CLI) ExpectProcessesLeft(ctx context.Context, name string) {
+	GinkgoHelper()
+	By(fmt.Sprintf("checking that cluster %s still has processes", name))
+	pids, err := process.FindReferencing(c.clusterDir(name))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(pids).NotTo(BeEmpty(), "no process of cluster %s runs", name)
 }
 
 // ExpectComponentPID reads a component's pid from `nodeprint cluster status`.
