@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -204,7 +205,32 @@ func (k *kwokctlPlane) start(ctx context.Context) error {
 	for _, e := range kwokctlSteps(logPath, offset) {
 		l.opts.progress(e)
 	}
-	return nil
+	// kwokctl writes the private keys 0644 and the kubeconfig 0640; the
+	// cluster directory is 0700 already, but the files say so too.
+	return PrivateFiles(l.dir)
+}
+
+// PrivateFiles makes every private key and kubeconfig under dir readable
+// by its owner only (0600).
+func PrivateFiles(dir string) error {
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || d.Type()&fs.ModeSymlink != 0 {
+			return nil //nolint:nilerr // a file that vanished meanwhile is not ours to fail on
+		}
+		if !IsSecretFile(d.Name()) {
+			return nil
+		}
+		if err := os.Chmod(path, 0o600); err != nil {
+			return fmt.Errorf("failed to make %s private: %w", path, err)
+		}
+		return nil
+	})
+}
+
+// IsSecretFile says whether a file of the cluster's directory holds a
+// credential: a private key or a kubeconfig (a client certificate's key).
+func IsSecretFile(name string) bool {
+	return strings.HasSuffix(name, ".key") || strings.Contains(name, "kubeconfig")
 }
 
 // kwokctlSteps splits the control-plane phase into kwokctl's own steps,

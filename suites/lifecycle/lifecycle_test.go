@@ -36,6 +36,7 @@ var _ = Describe("nodeprint cluster", Label("suite:lifecycle"), func() {
 			Expect(st.Stdout).To(ContainSubstring("Karpenter v1.14.1"))
 			Expect(st.Stdout).To(ContainSubstring("Kubernetes v1.36.3"))
 		}
+		cli.ExpectSecretsPrivate(a)
 		ports := cli.ExpectListeningOnLoopbackOnly(ctx, a)
 		Expect(ports).NotTo(BeEmpty())
 		portsB := cli.ExpectListeningOnLoopbackOnly(ctx, b)

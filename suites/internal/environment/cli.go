@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +21,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/nodeprint/nodeprint/pkg/cluster"
 	"github.com/nodeprint/nodeprint/pkg/process"
 	"github.com/nodeprint/nodeprint/pkg/report"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
@@ -198,6 +200,27 @@ func (c *CLI) ExpectNothingLeft(ctx context.Context, name string, ports []int) {
 	}).WithContext(ctx).WithTimeout(20 * time.Second).WithPolling(200 * time.Millisecond).Should(Succeed())
 	_, err := os.Stat(c.clusterDir(name))
 	Expect(os.IsNotExist(err)).To(BeTrue(), "the work directory %s remains", c.clusterDir(name))
+}
+
+// ExpectSecretsPrivate expects every private key and kubeconfig in the
+// cluster's directory readable by its owner only.
+func (c *CLI) ExpectSecretsPrivate(name string) {
+	GinkgoHelper()
+	By(fmt.Sprintf("checking that the keys and kubeconfigs of cluster %s are private", name))
+	n := 0
+	Expect(filepath.WalkDir(c.clusterDir(name), func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !cluster.IsSecretFile(d.Name()) {
+			return err
+		}
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		Expect(info.Mode().Perm()&0o077).To(BeZero(), "%s is %o", path, info.Mode().Perm())
+		n++
+		return nil
+	})).To(Succeed())
+	Expect(n).To(BeNumerically(">=", 3), "the CA key, the admin key and a kubeconfig at least")
 }
 
 // ExpectProcessesLeft expects processes of the cluster still running (a
