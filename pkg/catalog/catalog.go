@@ -7,12 +7,10 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
-	"os"
-	"sync"
-	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/nodeprint/nodeprint/pkg/filecache"
 	"github.com/nodeprint/nodeprint/pkg/strictyaml"
 )
 
@@ -67,34 +65,9 @@ const MaxFileSize = 16 << 20
 // and quantities are *strictyaml.FieldErrors naming the file and field.
 // A loaded catalog is kept while its file is unchanged (every run reads
 // its catalog; the generic one is 0.8 MB). Callers do not modify it.
-func Load(path string) (*Catalog, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("failed to read catalog: %w", err)
-	}
-	loaded.Lock()
-	defer loaded.Unlock()
-	if c, ok := loaded.byPath[path]; ok && c.mod.Equal(st.ModTime()) && c.size == st.Size() {
-		return c.cat, nil
-	}
-	c, err := load(path)
-	if err != nil {
-		return nil, err
-	}
-	loaded.byPath[path] = cached{mod: st.ModTime(), size: st.Size(), cat: c}
-	return c, nil
-}
+func Load(path string) (*Catalog, error) { return loaded.Load(path, load) }
 
-type cached struct {
-	mod  time.Time
-	size int64
-	cat  *Catalog
-}
-
-var loaded = struct {
-	sync.Mutex
-	byPath map[string]cached
-}{byPath: map[string]cached{}}
+var loaded filecache.Cache[*Catalog]
 
 func load(path string) (*Catalog, error) {
 	b, err := strictyaml.ReadFile(path, MaxFileSize)

@@ -8,10 +8,7 @@ package fit
 import (
 	"context"
 	"fmt"
-	"os"
 	"sort"
-	"sync"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -21,6 +18,8 @@ import (
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
 	"sigs.k8s.io/karpenter/pkg/scheduling"
 	"sigs.k8s.io/karpenter/pkg/utils/resources"
+
+	"github.com/nodeprint/nodeprint/pkg/filecache"
 )
 
 // Catalog is a catalog's instance types as Karpenter sees them.
@@ -30,39 +29,20 @@ type Catalog struct {
 
 // loaded caches parsed catalogs. The KWOK provider's parser writes to a
 // package-level map, so two parses at once crash the process (seen with
-// nodeprint run --parallel): parses are serialised, and a file parsed once
-// is not parsed again while it is unchanged.
-var loaded = struct {
-	sync.Mutex
-	byPath map[string]cachedCatalog
-}{byPath: map[string]cachedCatalog{}}
-
-type cachedCatalog struct {
-	mod  time.Time
-	size int64
-	cat  *Catalog
-}
+// nodeprint run --parallel): the cache serialises parses, and a file parsed
+// once is not parsed again while it is unchanged.
+var loaded filecache.Cache[*Catalog]
 
 // Load parses a catalog file as the KWOK provider does. The result is
 // shared: a Catalog is read-only.
 func Load(ctx context.Context, path string) (*Catalog, error) {
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, fmt.Errorf("failed to read catalog: %w", err)
-	}
-	loaded.Lock()
-	defer loaded.Unlock()
-	if c, ok := loaded.byPath[path]; ok && c.mod.Equal(st.ModTime()) && c.size == st.Size() {
-		return c.cat, nil
-	}
-	ctx = options.ToContext(ctx, &options.Options{InstanceTypesFilePath: path})
-	its, err := kwokcloudprovider.ConstructInstanceTypes(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("failed to read catalog %s: %w", path, err)
-	}
-	c := &Catalog{types: its}
-	loaded.byPath[path] = cachedCatalog{mod: st.ModTime(), size: st.Size(), cat: c}
-	return c, nil
+	return loaded.Load(path, func(path string) (*Catalog, error) {
+		its, err := kwokcloudprovider.ConstructInstanceTypes(options.ToContext(ctx, &options.Options{InstanceTypesFilePath: path}))
+		if err != nil {
+			return nil, fmt.Errorf("failed to read catalog %s: %w", path, err)
+		}
+		return &Catalog{types: its}, nil
+	})
 }
 
 // Largest is the largest CPU and memory capacity of any instance type.
