@@ -14,6 +14,17 @@ const (
 	Inconclusive     = "inconclusive"
 )
 
+// CauseEnvironment is the cause of an inconclusive verdict when the
+// harness's own environment failed during the run.
+const CauseEnvironment = "environment"
+
+// EnvironmentVerdict is the verdict of a run the environment failed under
+// before it could be classified: what happened is in reason.
+func EnvironmentVerdict(scenario, reason string) *Verdict {
+	return &Verdict{Scenario: scenario, Verdict: Inconclusive, Cause: CauseEnvironment, Fired: []Fired{},
+		Reason: "the harness's own environment failed during the run (" + reason + "): its observations cannot be trusted"}
+}
+
 // LayerVerdict maps a layer to its verdict.
 func LayerVerdict(layer string) string {
 	switch layer {
@@ -48,6 +59,9 @@ type Verdict struct {
 	Checks []Check `json:"checks,omitempty"`
 	// Reason explains none and inconclusive verdicts.
 	Reason string `json:"reason,omitempty"`
+	// Cause is CauseEnvironment when the verdict is inconclusive because
+	// the environment failed (empty otherwise).
+	Cause string `json:"cause,omitempty"`
 	// Fired lists every rule that fired, in decision order.
 	Fired []Fired `json:"fired"`
 	// Signals are every signal's value.
@@ -93,8 +107,8 @@ func Classify(rs *RuleSet, in *Input) (*Verdict, error) {
 		}
 	}
 	if h := vals["harness.healthy"]; h.Value == 0 {
-		v.Verdict = Inconclusive
-		v.Reason = "the harness's own environment failed during the run (" + h.Detail + "): its observations cannot be trusted"
+		env := EnvironmentVerdict(in.Scenario, h.Detail)
+		v.Verdict, v.Cause, v.Reason = env.Verdict, env.Cause, env.Reason
 		return v, nil
 	}
 	if len(v.Fired) == 0 {
@@ -114,10 +128,25 @@ func Classify(rs *RuleSet, in *Input) (*Verdict, error) {
 	return v, nil
 }
 
+// Label is the verdict as people read it: "inconclusive (environment)"
+// for an environment failure, else the verdict.
+func (v *Verdict) Label() string {
+	if v.Cause != "" {
+		return v.Verdict + " (" + v.Cause + ")"
+	}
+	return v.Verdict
+}
+
+// EnvironmentFailed reports whether the verdict is inconclusive because
+// the environment failed: such a run is an error (exit 3), not a finding.
+func (v *Verdict) EnvironmentFailed() bool {
+	return v != nil && v.Verdict == Inconclusive && v.Cause == CauseEnvironment
+}
+
 // Summary is the verdict in one line with its deciding evidence.
 func (v *Verdict) Summary() string {
 	if v.Rule == "" {
-		return fmt.Sprintf("%s: %s", v.Verdict, v.Reason)
+		return fmt.Sprintf("%s: %s", v.Label(), v.Reason)
 	}
 	var ev []string
 	for _, e := range v.Fired[0].Evidence {

@@ -235,6 +235,10 @@ func TestBrokenHarnessIsInconclusive(t *testing.T) {
 	if v.Verdict != Inconclusive || !strings.Contains(v.Reason, "karpenter") {
 		t.Fatalf("want inconclusive naming the failed component, got %s", v.Summary())
 	}
+	// The OOM kill fired a layer's rule; the environment still wins.
+	if !v.EnvironmentFailed() || v.Label() != "inconclusive (environment)" || v.Layer != "" || v.Rule != "" {
+		t.Fatalf("want inconclusive (environment) and no layer, got %s (layer %q, rule %q)", v.Label(), v.Layer, v.Rule)
+	}
 }
 
 func TestUnexplainedRegressionIsInconclusive(t *testing.T) {

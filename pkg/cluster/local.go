@@ -34,6 +34,42 @@ type Local struct {
 	// fault's proxy): parallel runs call UseCatalog at once, and each must
 	// see the others' switch, not restart Karpenter again.
 	karpenterMu sync.Mutex
+
+	// planMu guards what the provider stops on purpose, for Planned.
+	planMu     sync.Mutex
+	stopped    map[int]bool
+	restarting map[string]int
+}
+
+// Planned reports whether the provider itself stopped component's process
+// pid, or (pid 0) is restarting component now: a supervisor must not take
+// a catalog switch or a fault's restart for an environment failure.
+func (l *Local) Planned(component string, pid int) bool {
+	l.planMu.Lock()
+	defer l.planMu.Unlock()
+	if pid == 0 {
+		return l.restarting[component] > 0
+	}
+	return l.stopped[pid]
+}
+
+// plan marks component as being restarted until the returned func is
+// called, and pid (0: none) as stopped on purpose for good.
+func (l *Local) plan(component string, pid int) func() {
+	l.planMu.Lock()
+	defer l.planMu.Unlock()
+	if l.stopped == nil {
+		l.stopped, l.restarting = map[int]bool{}, map[string]int{}
+	}
+	if pid > 0 {
+		l.stopped[pid] = true
+	}
+	l.restarting[component]++
+	return func() {
+		l.planMu.Lock()
+		defer l.planMu.Unlock()
+		l.restarting[component]--
+	}
 }
 
 // state is what Up records for later invocations (Status, Down).

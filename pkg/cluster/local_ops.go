@@ -273,7 +273,7 @@ func (l *Local) Status(ctx context.Context) (Status, error) {
 // probe checked, pid its process (0: none the harness knows), whose exit
 // makes it unhealthy whatever the probe said.
 func probed(name string, err error, ok string, pid int, log string) ComponentStatus {
-	cs := ComponentStatus{Name: name, Healthy: err == nil, Detail: ok, PID: pid}
+	cs := ComponentStatus{Name: name, Healthy: err == nil, Detail: ok, PID: pid, Log: log}
 	if pid > 0 && !process.Runs(pid, "") {
 		cs.Healthy, cs.Exited = false, true
 		err = fmt.Errorf("process %d exited (log: %s)", pid, log)
@@ -360,7 +360,13 @@ func (l *Local) restartKarpenter(ctx context.Context, via string) error {
 	if err != nil {
 		return err
 	}
-	if h, err := process.Adopt(l.karpenterSpec(st)); err == nil {
+	pid := 0
+	h, herr := process.Adopt(l.karpenterSpec(st))
+	if herr == nil {
+		pid = h.PID
+	}
+	defer l.plan("karpenter", pid)()
+	if herr == nil {
 		l.opts.progress(Event{Phase: "karpenter", Message: fmt.Sprintf("stopping Karpenter (pid %d)", h.PID)})
 		if err := h.Stop(ctx, 10*time.Second); err != nil {
 			return err
@@ -422,4 +428,57 @@ func (l *Local) forgetClients() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.cached = nil
+}
+
+// Components are the names Status reports for the local provider, in the
+// order it reports them.
+var Components = []string{"etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler", "kwok-controller", "metrics-server", "karpenter"}
+
+// RestartComponent stops one component and starts it again, then waits
+// until every component is healthy: karpenter as RestartKarpenter; a
+// control-plane component of the kwokctl provider through `kwokctl start
+// cluster`, which starts only what is not running. Runs supervised by
+// another process see the restart as an environment incident, as they
+// must: that is how the harness's own resilience is tested.
+func (l *Local) RestartComponent(ctx context.Context, name string) error {
+	if name == "karpenter" {
+		return l.RestartKarpenter(ctx)
+	}
+	if l.cp.kind() != KindLocal {
+		return fmt.Errorf("cannot restart %s: the %s provider restarts only karpenter (the control plane is kind's)", name, l.cp.kind())
+	}
+	st, err := l.Status(ctx)
+	if err != nil {
+		return err
+	}
+	pid := 0
+	for _, c := range st.Components {
+		if c.Name == name && !c.Exited {
+			pid = c.PID
+		}
+	}
+	defer l.plan(name, pid)()
+	ctx, cancel := context.WithTimeout(ctx, l.opts.timeout)
+	defer cancel()
+	if pid > 0 {
+		h := &process.Handle{Spec: process.Spec{Name: name}, PID: pid}
+		l.opts.progress(Event{Phase: "restart", Message: fmt.Sprintf("stopping %s (pid %d)", name, pid)})
+		// A short grace: kube-apiserver drains its watches for longer
+		// than a restart should take; the component is meant to go away.
+		if err := h.Stop(ctx, 3*time.Second); err != nil {
+			return err
+		}
+		// kwokctl would take the zombie for a running component and
+		// not start it.
+		if err := process.WaitReaped(ctx, pid, 10*time.Second); err != nil {
+			return err
+		}
+	}
+	return l.phase(ctx, "restart", fmt.Sprintf("starting %s again (kwokctl start cluster) and waiting for every component", name), func(ctx context.Context) error {
+		if err := l.cp.restart(ctx, []string{name}); err != nil {
+			return err
+		}
+		l.forgetClients()
+		return l.waitHealthy(ctx)
+	})
 }

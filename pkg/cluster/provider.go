@@ -66,6 +66,8 @@ type ComponentStatus struct {
 	PID    int
 	// Exited is true when the component's process is gone.
 	Exited bool
+	// Log is the component's log file, where the harness knows it.
+	Log string
 }
 
 // Event is a progress report from a long operation.

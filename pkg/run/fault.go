@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -128,11 +129,9 @@ func inputsOf(objs *Objects) *attribute.Inputs {
 }
 
 // facts reads what the classifier needs from the cluster at the end of a run.
-func (r *Runner) facts(ctx context.Context, objs *Objects, cat *fit.Catalog, before *apiStats) attribute.Facts {
-	f := attribute.Facts{Workloads: map[string]*corev1.PodTemplateSpec{}, Replicas: map[string]attribute.Replicas{}, Fit: map[string]fit.Result{}}
-	if r.health != nil {
-		f.Health = r.health(ctx)
-	}
+func (r *Runner) facts(ctx context.Context, objs *Objects, cat *fit.Catalog, before *apiStats, since time.Time) attribute.Facts {
+	f := attribute.Facts{Workloads: map[string]*corev1.PodTemplateSpec{}, Replicas: map[string]attribute.Replicas{}, Fit: map[string]fit.Result{},
+		Health: r.healthSince(ctx, since)}
 	np := &karpv1.NodePool{}
 	if err := r.client.Get(ctx, client.ObjectKeyFromObject(objs.NodePool), np); err == nil {
 		f.NodePool = np

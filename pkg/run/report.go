@@ -1,12 +1,17 @@
 package run
 
 import (
+	"errors"
+	"strings"
 	"time"
+
+	"github.com/nodeprint/nodeprint/pkg/attribute"
 
 	"github.com/nodeprint/nodeprint/pkg/diff"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
 	"github.com/nodeprint/nodeprint/pkg/report"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
+	"github.com/nodeprint/nodeprint/pkg/supervise"
 )
 
 // ReportScenario starts a scenario's report entry: its name, file, and for
@@ -19,6 +24,23 @@ func ReportScenario(s *scenario.Scenario) report.Scenario {
 		if e := f.Expect; e != nil {
 			sc.Expected = &report.Expectation{Layer: e.Layer, Rule: e.Rule}
 		}
+	}
+	return sc
+}
+
+// ReportError is the report entry of a scenario whose run failed with
+// err. An environment failure carries the verdict inconclusive
+// (environment): the scenario is an error (exit 3), never a layer's fault.
+func ReportError(s *scenario.Scenario, err error) report.Scenario {
+	sc := ReportScenario(s)
+	sc.Error = err.Error()
+	var ee *EnvironmentError
+	if errors.As(err, &ee) {
+		what := supervise.Incidents(ee.Incidents)
+		if what == "" {
+			what = strings.Join(ee.Down, ", ") + " down"
+		}
+		sc.Verdict = attribute.EnvironmentVerdict(s.Metadata.Name, what)
 	}
 	return sc
 }

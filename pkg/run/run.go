@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -22,6 +23,7 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/kube"
 	"github.com/nodeprint/nodeprint/pkg/observe"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
+	"github.com/nodeprint/nodeprint/pkg/supervise"
 )
 
 // CatalogSwitcher makes Karpenter run with a catalog (the local provider does).
@@ -36,7 +38,8 @@ type Runner struct {
 	catalogs CatalogSwitcher
 	progress func(string)
 	cleanup  time.Duration
-	health   func(context.Context) string
+	watch    *supervise.Watcher
+	grace    time.Duration
 }
 
 // Option configures a Runner.
@@ -49,11 +52,6 @@ func WithProgress(f func(string)) Option { return func(r *Runner) { r.progress =
 // the run's nodes (default 3 minutes).
 func WithCleanupTimeout(d time.Duration) Option { return func(r *Runner) { r.cleanup = d } }
 
-// WithHealth probes the harness's environment at the end of each run; it
-// returns "" when healthy, otherwise what failed (default: no probe). A
-// failed probe makes a fault verdict inconclusive.
-func WithHealth(f func(context.Context) string) Option { return func(r *Runner) { r.health = f } }
-
 // NewRunner returns a runner for the cluster behind kubeconfig.
 func NewRunner(kubeconfig string, catalogs CatalogSwitcher, opts ...Option) (*Runner, error) {
 	cfg, err := kube.Config(kubeconfig)
@@ -64,7 +62,7 @@ func NewRunner(kubeconfig string, catalogs CatalogSwitcher, opts ...Option) (*Ru
 	if err != nil {
 		return nil, fmt.Errorf("failed to create a client: %w", err)
 	}
-	r := &Runner{config: cfg, client: c, catalogs: catalogs, progress: func(string) {}, cleanup: 3 * time.Minute}
+	r := &Runner{config: cfg, client: c, catalogs: catalogs, progress: func(string) {}, cleanup: 3 * time.Minute, grace: 30 * time.Second}
 	for _, o := range opts {
 		o(r)
 	}
@@ -135,6 +133,17 @@ func (r *Runner) run(ctx context.Context, s *scenario.Scenario, h hooks) (res *R
 	if err != nil {
 		return nil, err
 	}
+	if err := r.checkEnvironment(ctx, id); err != nil {
+		return nil, err
+	}
+	// Anything that fails from here while a component is down is the
+	// environment's failure, cleanup's included (this defer runs last).
+	since := time.Now()
+	defer func() {
+		if ctx.Err() == nil {
+			err = r.environmentFailed(context.WithoutCancel(ctx), id, since, err)
+		}
+	}()
 	workloads := map[string]int32{}
 	for _, d := range objs.Deployments {
 		workloads[d.Name] = ptr.Deref(d.Spec.Replicas, 1)
@@ -145,6 +154,9 @@ func (r *Runner) run(ctx context.Context, s *scenario.Scenario, h hooks) (res *R
 	}
 	// Stopped after cleanup, which waits on its informers.
 	defer ob.Stop()
+	// The run stops waiting at the first incident of the environment.
+	actx, stopAbort := r.abortOnIncident(ctx, id, since)
+	defer stopAbort()
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cleanup)
 		defer cancel()
@@ -173,7 +185,7 @@ func (r *Runner) run(ctx context.Context, s *scenario.Scenario, h hooks) (res *R
 		}()
 		r.progress(fmt.Sprintf("run %s: injecting fault %s (%s)", id, s.Spec.Fault.Name, inj.Definition().Layer))
 		injected = time.Now()
-		if err := inj.Inject(ctx); err != nil {
+		if err := inj.Inject(actx); err != nil {
 			return nil, fmt.Errorf("failed to inject fault %s: %w", s.Spec.Fault.Name, err)
 		}
 		minObserve = inj.MinObserve()
@@ -184,7 +196,7 @@ func (r *Runner) run(ctx context.Context, s *scenario.Scenario, h hooks) (res *R
 	r.progress(fmt.Sprintf("run %s: applying namespace, node class, NodePool and %d workload(s)", id, len(objs.Deployments)))
 	applied := time.Now()
 	for _, o := range objs.All() {
-		if err := r.client.Create(ctx, o); err != nil {
+		if err := r.client.Create(actx, o); err != nil {
 			return nil, fmt.Errorf("failed to create %T %s: %w", o, client.ObjectKeyFromObject(o), err)
 		}
 	}
@@ -195,12 +207,17 @@ func (r *Runner) run(ctx context.Context, s *scenario.Scenario, h hooks) (res *R
 	if s.Spec.Fault != nil {
 		timeout = max(s.Spec.Fault.Window.Duration, minObserve)
 	}
-	outcome := ob.WaitSettled(ctx, observe.Settle{
+	outcome := ob.WaitSettled(actx, observe.Settle{
 		Quiet: s.Spec.Settle.Quiet.Duration, Stall: s.Spec.Settle.Stall.Duration, Timeout: timeout, Min: minObserve,
 		Progress: func(msg string) { r.progress("run " + id + ": " + msg) },
 	})
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("run %s interrupted: %w", id, ctx.Err())
+	}
+	var envErr *EnvironmentError
+	if errors.As(context.Cause(actx), &envErr) {
+		r.progress(fmt.Sprintf("run %s: stopped: %s", id, supervise.Incidents(envErr.Incidents)))
+		return nil, envErr
 	}
 	snap := ob.Snapshot()
 	fp, err := fingerprint.Compute(snap, cat)
@@ -208,7 +225,11 @@ func (r *Runner) run(ctx context.Context, s *scenario.Scenario, h hooks) (res *R
 		return nil, fmt.Errorf("run %s: %w", id, err)
 	}
 	r.progress(fmt.Sprintf("run %s: %s: %d node(s) %s, $%.4f/h", id, outcome, fp.Selection.Nodes, fp.Selection.Key(), fp.Selection.HourlyCost))
-	facts := r.facts(ctx, objs, shapes, apiBefore)
+	facts := r.facts(ctx, objs, shapes, apiBefore, since)
+	if facts.Health != "" {
+		// An incident after the settle: the observation may hold it.
+		return nil, &EnvironmentError{Run: id, Incidents: r.watch.Since(since), Down: r.watch.Down()}
+	}
 	res = &Result{ID: id, Observation: snap, Fingerprint: fp, Catalog: cat, Facts: facts, Inputs: inputs, Fault: inj, Injected: injected,
 		Applied: applied, AllReadySeen: ob.FirstAllReady()}
 	if h.whileFaulted != nil && inj != nil {
@@ -223,6 +244,12 @@ func (r *Runner) run(ctx context.Context, s *scenario.Scenario, h hooks) (res *R
 // takes: a node's drain lasts at least Karpenter's minimum drain time (5 s).
 func (r *Runner) cleanupRun(ctx context.Context, objs *Objects, ob *observe.Observer) error {
 	r.progress("run " + objs.Namespace.Name + ": cleaning up")
+	progress := func(msg string) { r.progress("run " + objs.Namespace.Name + ": cleaning up: " + msg) }
+	if down := r.awaitRecovery(ctx, progress); len(down) > 0 {
+		return fmt.Errorf("left namespace %s, NodePool %s and node class %s in place: %s still down (a temporary cluster is removed with them; "+
+			"on a cluster you keep, `nodeprint cluster restart` the component and delete them)",
+			objs.Namespace.Name, objs.NodePool.Name, objs.NodeClass.Name, strings.Join(down, ", "))
+	}
 	var errs []error
 	del := func(o client.Object) {
 		if err := r.client.Delete(ctx, o, client.PropagationPolicy("Background")); err != nil && !apierrors.IsNotFound(err) {
@@ -231,7 +258,6 @@ func (r *Runner) cleanupRun(ctx context.Context, objs *Objects, ob *observe.Obse
 	}
 	del(objs.Namespace)
 	del(objs.NodePool)
-	progress := func(msg string) { r.progress("run " + objs.Namespace.Name + ": cleaning up: " + msg) }
 	if err := ob.WaitNodeClaimsGone(ctx, progress); err != nil {
 		errs = append(errs, fmt.Errorf("failed waiting for Karpenter to remove the NodeClaims of NodePool %s: %w", objs.NodePool.Name, err))
 	}

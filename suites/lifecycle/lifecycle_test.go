@@ -106,7 +106,7 @@ var _ = Describe("nodeprint cluster", Label("suite:lifecycle"), func() {
 		Entry("unknown provider", "unknown cluster provider", "cluster", "status", "--provider", "eks", SpecTimeout(time.Minute)),
 		Entry("unknown command", "unknown command", "cluster", "explode", SpecTimeout(time.Minute)),
 		Entry("unexpected argument", "unknown command", "cluster", "up", "extra", SpecTimeout(time.Minute)),
-		Entry("restart of a component nodeprint does not own", "only karpenter", "cluster", "restart", "etcd", SpecTimeout(time.Minute)),
+		Entry("restart of something that is not a component", "not a component", "cluster", "restart", "kubelet", SpecTimeout(time.Minute)),
 		Entry("a Karpenter version that is not a release tag", "want a release tag vX.Y.Z", "verify", "--karpenter-version", "1.15", "web-service", SpecTimeout(time.Minute)),
 		Entry("an upgrade check on a running cluster", "leave out --cluster", "verify", "--karpenter-version", "v1.15.0", "--cluster", "x", "web-service", SpecTimeout(time.Minute)),
 		Entry("an infrastructure fault on an existing cluster", "infrastructure (L1) fault", "run", "fixtures/scenarios/faults/slow-boot.yaml", "--provider", "existing", SpecTimeout(time.Minute)),

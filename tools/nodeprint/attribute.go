@@ -80,7 +80,7 @@ Exit codes: 0 all passed, 1 a wrong attribution or a regression, 2 bad input, 3 
 				sc, err := runOne(ctx, r, f, s)
 				sc.Seconds = time.Since(started).Round(time.Second).Seconds()
 				if err != nil && ctx.Err() != nil {
-					sc.Error = "interrupted before it completed; what it created was deleted"
+					sc.Error, sc.Verdict = "interrupted before it completed; what it created was deleted", nil
 				}
 				var ue usageError
 				if errors.As(err, &ue) {
@@ -167,8 +167,7 @@ func runOne(ctx context.Context, r *runpkg.Runner, f *scenarioFlags, s *scenario
 	if s.Spec.Fault != nil {
 		res, err := r.RunFault(ctx, s)
 		if err != nil {
-			sc.Error = err.Error()
-			return sc, err
+			return runpkg.ReportError(s, err), err
 		}
 		return res.Report(), nil
 	}
@@ -178,8 +177,7 @@ func runOne(ctx context.Context, r *runpkg.Runner, f *scenarioFlags, s *scenario
 	}
 	res, err := r.Run(ctx, s)
 	if err != nil {
-		sc.Error = err.Error()
-		return sc, err
+		return runpkg.ReportError(s, err), err
 	}
 	d, v, err := runpkg.Attribute(s, res, bl, nil)
 	if err != nil {
@@ -202,6 +200,11 @@ func printScenario(w io.Writer, s *report.Scenario) {
 		status = "ERROR"
 	}
 	if s.Error != "" {
+		if s.Verdict != nil {
+			// inconclusive (environment): what failed is in the error.
+			fmt.Fprintf(w, "%s %s (%s): %s: %s\n", status, s.Name, s.File, s.Verdict.Label(), s.Error)
+			return
+		}
 		fmt.Fprintf(w, "%s %s (%s): %s\n", status, s.Name, s.File, s.Error)
 		return
 	}

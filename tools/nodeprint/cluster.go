@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -103,11 +104,15 @@ func newClusterCmd(stdout, stderr io.Writer) *cobra.Command {
 	}
 	restart := &cobra.Command{
 		Use:   "restart COMPONENT",
-		Short: "Restart a component the harness owns (only karpenter), e.g. after it died or to pick up a rebuilt binary",
-		Args:  usageArgs(cobra.ExactArgs(1)),
+		Short: "Restart one component (" + strings.Join(cluster.Components, ", ") + "), e.g. after it died or to pick up a rebuilt binary",
+		Long: `restart stops the component if it runs, starts it again and waits until every component is
+healthy. karpenter restarts on its ports, connected straight to the API server; a control-plane
+component restarts through kwokctl (local provider only). A run on the cluster at that moment
+reports the restart as an environment failure: verdict inconclusive (environment), exit 3.`,
+		Args: usageArgs(cobra.ExactArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if args[0] != "karpenter" {
-				return usageError{fmt.Errorf("cannot restart %q: only karpenter is restarted by nodeprint (the control plane belongs to kwokctl)", args[0])}
+			if !slices.Contains(cluster.Components, args[0]) {
+				return usageError{fmt.Errorf("cannot restart %q: not a component; want one of %s", args[0], strings.Join(cluster.Components, ", "))}
 			}
 			p, err := provider(f, stderr)
 			if err != nil {
@@ -117,7 +122,7 @@ func newClusterCmd(stdout, stderr io.Writer) *cobra.Command {
 			if !ok {
 				return usageError{fmt.Errorf("restart is only supported by the local provider")}
 			}
-			return local.RestartKarpenter(cmd.Context())
+			return local.RestartComponent(cmd.Context(), args[0])
 		},
 	}
 	prune := &cobra.Command{

@@ -78,7 +78,8 @@ func exitCode(ctx context.Context, err error) int {
 	case errors.As(err, &usage), errors.As(err, &name), strings.HasPrefix(err.Error(), "unknown command"),
 		errors.Is(err, cluster.ErrAlreadyRunning), errors.As(err, &shard), errors.As(err, &kcfg), errors.As(err, &unsup):
 		return exitUsage
-	case errors.As(err, &missing), errors.As(err, &phase), errors.As(err, &absent), errors.As(err, new(environmentError)):
+	case errors.As(err, &missing), errors.As(err, &phase), errors.As(err, &absent), errors.As(err, new(environmentError)),
+		errors.As(err, new(*runpkg.EnvironmentError)):
 		return exitEnvironment
 	default:
 		// wrongError (a regression or a wrong attribution), staleError and anything unforeseen.

@@ -3,10 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/nodeprint/nodeprint/pkg/report"
+	runpkg "github.com/nodeprint/nodeprint/pkg/run"
+	"github.com/nodeprint/nodeprint/pkg/toolchain"
 )
 
 // These cases need no cluster: they fail before anything starts.
@@ -27,7 +33,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"run", "--provider", "kind", "--kubeconfig", "x", "web-service"}, exitUsage, "--kubeconfig and --catalog are for --provider existing"},
 		{[]string{"run", "--provider", "existing", "--catalog", "/nonexistent.json", "web-service"}, exitUsage, "--catalog"},
 		{[]string{"verify", "--karpenter-version", "latest", "web-service"}, exitUsage, "want a release tag"},
-		{[]string{"cluster", "restart", "etcd"}, exitUsage, "only karpenter"},
+		{[]string{"cluster", "restart", "kubelet"}, exitUsage, "not a component; want one of etcd, kube-apiserver"},
 		{[]string{"cluster", "restart"}, exitUsage, "accepts 1 arg"},
 		{[]string{"frobnicate"}, exitUsage, "unknown command"},
 		{[]string{"cluster", "explode"}, exitUsage, "unknown command"},
@@ -180,5 +186,45 @@ func TestRunAndExplainFlags(t *testing.T) {
 				t.Fatalf("stderr %q does not say %q", errOut.String(), c.message)
 			}
 		})
+	}
+}
+
+// An environment failure is exit 3 whichever way it arrives: as a run's
+// error (record stops at it) or as scenarios in error in a report, even
+// beside a wrong attribution.
+func TestEnvironmentFailureExitsThree(t *testing.T) {
+	envErr := &runpkg.EnvironmentError{Run: "web-service-abcde", Down: []string{"karpenter"}}
+	if got := exitCode(context.Background(), fmt.Errorf("scenario web-service, run 1 of 3: %w", envErr)); got != exitEnvironment {
+		t.Fatalf("a wrapped EnvironmentError exits %d, want %d", got, exitEnvironment)
+	}
+	t.Setenv("NODEPRINT_ROOT", "../..")
+	tc, err := toolchain.Find()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := runpkg.Loader(tc).LoadFiles("../../fixtures/scenarios/web-service.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep := report.New("run", time.Now())
+	rep.Add(runpkg.ReportError(s[0], envErr))
+	wrong := runpkg.ReportScenario(s[0])
+	wrong.Name, wrong.Status = "other", report.Failed
+	rep.Add(wrong)
+	var out, errOut bytes.Buffer
+	got := finishReport(&out, &errOut, rep, &scenarioFlags{}, false, envErr)
+	if code := exitCode(context.Background(), got); code != exitEnvironment {
+		t.Fatalf("exit %d, want %d (%v)", code, exitEnvironment, got)
+	}
+	if rep.Summary.ExitCode != exitEnvironment {
+		t.Fatalf("the report records exit %d, want %d", rep.Summary.ExitCode, exitEnvironment)
+	}
+	for i := range rep.Scenarios {
+		if rep.Scenarios[i].Name == "web-service" {
+			printScenario(&out, &rep.Scenarios[i])
+		}
+	}
+	if !strings.Contains(out.String(), "ERROR web-service") || !strings.Contains(out.String(), "inconclusive (environment): run web-service-abcde") {
+		t.Fatalf("the scenario line must say inconclusive (environment):\n%s", out.String())
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/report"
 	runpkg "github.com/nodeprint/nodeprint/pkg/run"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
+	"github.com/nodeprint/nodeprint/pkg/supervise"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
 )
 
@@ -145,12 +146,12 @@ Exit codes: 0 no regression, 1 a regression, 2 bad input, 3 environment failure.
 			err = withScenarios(cmd.Context(), f, paths, stderr, func(ctx context.Context, r *runpkg.Runner, env fingerprint.Environment, s *scenario.Scenario) error {
 				b := f.baselines[s.Metadata.Name]
 				started := time.Now()
-				sc := runpkg.ReportScenario(s)
+				var sc report.Scenario
 				res, err := r.Run(ctx, s)
 				if err == nil {
 					sc = runpkg.VerifyReport(s, res, b, diff.Compare(b, res.Fingerprint, diff.RulesFor(s)))
 				} else {
-					sc.Error = err.Error()
+					sc = runpkg.ReportError(s, err)
 				}
 				sc.Seconds = time.Since(started).Round(time.Second).Seconds()
 				mu.Lock()
@@ -274,15 +275,20 @@ func withScenarios(ctx context.Context, f *scenarioFlags, args []string, stderr 
 		}
 		return &cluster.PhaseError{Phase: "status", Err: err}
 	}
-	r, err := runpkg.NewRunner(local.Kubeconfig(), local, runpkg.WithProgress(func(msg string) {
+	w, err := supervised(ctx, local, stderr, start)
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	ropts := []runpkg.Option{runpkg.WithSupervisor(w), runpkg.WithProgress(func(msg string) {
 		fmt.Fprintf(stderr, "[%6.1fs] %s\n", time.Since(start).Seconds(), msg)
-	}), runpkg.WithHealth(func(ctx context.Context) string {
-		st, err := local.Status(ctx)
-		if err != nil {
-			return err.Error()
-		}
-		return st.Problem()
-	}))
+	})}
+	if f.cluster == "" {
+		// Nobody restarts a component of this run's own cluster, and
+		// its teardown removes whatever a failed cleanup leaves.
+		ropts = append(ropts, runpkg.WithRecoveryGrace(0))
+	}
+	r, err := runpkg.NewRunner(local.Kubeconfig(), local, ropts...)
 	if err != nil {
 		return err
 	}
@@ -330,21 +336,33 @@ func onExisting(ctx context.Context, f *scenarioFlags, tc *toolchain.Toolchain, 
 		return &cluster.PhaseError{Phase: "status", Err: err}
 	}
 	f.clusterName = "existing (" + ex.Kubeconfig() + ")"
+	w, err := supervised(ctx, ex, stderr, start)
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
 	r, err := runpkg.NewRunner(ex.Kubeconfig(), runpkg.FixedCatalog(f.catalog), runpkg.WithProgress(func(msg string) {
 		fmt.Fprintf(stderr, "[%6.1fs] %s\n", time.Since(start).Seconds(), msg)
-	}), runpkg.WithHealth(func(ctx context.Context) string {
-		st, err := ex.Status(ctx)
-		if err != nil {
-			return err.Error()
-		}
-		return st.Problem()
-	}))
+	}), runpkg.WithSupervisor(w))
 	if err != nil {
 		return err
 	}
 	env := runpkg.Environment(tc)
 	env.Karpenter, env.Kubernetes = st.KarpenterVersion, st.KubernetesVersion
 	return runScenarios(ctx, f, scenarios, r, env, fn)
+}
+
+// supervised starts watching the cluster's components for the runs: a
+// component that dies, restarts or stops answering makes the run it
+// happens under inconclusive (environment), exit 3.
+func supervised(ctx context.Context, src supervise.Source, stderr io.Writer, start time.Time) (*supervise.Watcher, error) {
+	w, err := supervise.Start(ctx, src, supervise.WithProgress(func(msg string) {
+		fmt.Fprintf(stderr, "[%6.1fs] %s\n", time.Since(start).Seconds(), msg)
+	}))
+	if err != nil {
+		return nil, &cluster.PhaseError{Phase: "status", Err: err}
+	}
+	return w, nil
 }
 
 // runScenarios runs the scenarios in phases; a usage error wins over the rest.

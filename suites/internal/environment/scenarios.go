@@ -14,6 +14,7 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
 	"github.com/nodeprint/nodeprint/pkg/run"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
+	"github.com/nodeprint/nodeprint/pkg/supervise"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
 )
 
@@ -56,14 +57,11 @@ func (e *Environment) runner(ctx context.Context) *run.Runner {
 	GinkgoHelper()
 	local, err := e.localCluster()
 	Expect(err).NotTo(HaveOccurred())
+	w, err := supervise.Start(ctx, local, supervise.WithProgress(func(msg string) { fmt.Fprintln(GinkgoWriter, msg) }))
+	Expect(err).NotTo(HaveOccurred(), "the cluster's status")
+	DeferCleanup(w.Stop)
 	r, err := run.NewRunner(e.Kubeconfig, local, run.WithProgress(func(msg string) { fmt.Fprintln(GinkgoWriter, msg) }),
-		run.WithHealth(func(ctx context.Context) string {
-			st, err := local.Status(ctx)
-			if err != nil {
-				return err.Error()
-			}
-			return st.Problem()
-		}))
+		run.WithSupervisor(w))
 	Expect(err).NotTo(HaveOccurred())
 	return r
 }

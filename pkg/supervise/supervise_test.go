@@ -1,0 +1,206 @@
+package supervise
+
+import (
+	"context"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nodeprint/nodeprint/pkg/cluster"
+	"github.com/nodeprint/nodeprint/pkg/process"
+)
+
+// script is a Source whose components the test sets between probes.
+type script struct {
+	mu      sync.Mutex
+	comps   map[string]cluster.ComponentStatus
+	planned map[int]bool
+	busy    map[string]bool
+}
+
+func newScript(comps ...cluster.ComponentStatus) *script {
+	s := &script{comps: map[string]cluster.ComponentStatus{}, planned: map[int]bool{}, busy: map[string]bool{}}
+	for _, c := range comps {
+		s.comps[c.Name] = c
+	}
+	return s
+}
+
+func (s *script) set(c cluster.ComponentStatus) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.comps[c.Name] = c
+}
+
+func (s *script) Status(context.Context) (cluster.Status, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	st := cluster.Status{Exists: true}
+	for _, c := range s.comps {
+		st.Components = append(st.Components, c)
+	}
+	return st, nil
+}
+
+func (s *script) Planned(name string, pid int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.planned[pid] || (pid == 0 && s.busy[name])
+}
+
+func healthy(name string, pid int) cluster.ComponentStatus {
+	return cluster.ComponentStatus{Name: name, Healthy: true, PID: pid, Detail: "ok"}
+}
+
+// start returns a watcher whose interval never fires: the test probes.
+func start(t *testing.T, src Source) *Watcher {
+	t.Helper()
+	w, err := Start(context.Background(), src, WithInterval(time.Hour), WithUnhealthyAfter(10*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Stop)
+	return w
+}
+
+// stepped makes each probe of w happen 4 s after the one before.
+func stepped(w *Watcher, from time.Time) {
+	at := from
+	w.probeMu.Lock()
+	defer w.probeMu.Unlock()
+	w.now = func() time.Time { at = at.Add(4 * time.Second); return at }
+}
+
+func whats(in []Incident) string { return Incidents(in) }
+
+func TestIncidents(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		steps []cluster.ComponentStatus
+		// planned pids and components under planned maintenance
+		plannedPID int
+		busy       string
+		want       []string
+		down       []string
+	}{
+		{name: "a healthy cluster has none", steps: []cluster.ComponentStatus{healthy("karpenter", 10), healthy("karpenter", 10)}},
+		{name: "an exit is one incident however long it lasts",
+			steps: []cluster.ComponentStatus{{Name: "karpenter", PID: 0, Detail: "not running"}, {Name: "karpenter", PID: 0, Detail: "not running"}},
+			want:  []string{"karpenter exited (pid 10)"}, down: []string{"karpenter"}},
+		{name: "an exit seen through a pid file",
+			steps: []cluster.ComponentStatus{{Name: "kube-apiserver", PID: 10, Exited: true, Detail: "process 10 exited", Log: "/l/kube-apiserver.log"}},
+			want:  []string{"kube-apiserver exited (pid 10; its log: /l/kube-apiserver.log)"}, down: []string{"kube-apiserver"}},
+		{name: "a restart between two probes",
+			steps: []cluster.ComponentStatus{healthy("karpenter", 11)},
+			want:  []string{"karpenter restarted (pid 10 → 11)"}},
+		{name: "an exit, then a restart: both, and it is up again",
+			steps: []cluster.ComponentStatus{{Name: "karpenter", Detail: "not running"}, healthy("karpenter", 11)},
+			want:  []string{"karpenter exited (pid 10)", "karpenter restarted (pid 10 → 11)"}},
+		{name: "a restart the provider made is none",
+			steps:      []cluster.ComponentStatus{{Name: "karpenter", Detail: "not running"}, {Name: "karpenter", PID: 11, Detail: "starting"}, healthy("karpenter", 11)},
+			plannedPID: 10, busy: "karpenter"},
+		{name: "failing for less than the threshold is none",
+			steps: []cluster.ComponentStatus{{Name: "karpenter", PID: 10, Detail: "timeout"}, {Name: "karpenter", PID: 10, Detail: "timeout"}, {Name: "karpenter", PID: 10, Detail: "timeout"}, healthy("karpenter", 10)}},
+		{name: "failing for the threshold is one incident",
+			steps: []cluster.ComponentStatus{{Name: "karpenter", PID: 10, Detail: "timeout"}, {Name: "karpenter", PID: 10, Detail: "timeout"}, {Name: "karpenter", PID: 10, Detail: "timeout"}, {Name: "karpenter", PID: 10, Detail: "timeout"}, {Name: "karpenter", PID: 10, Detail: "timeout"}},
+			want:  []string{"karpenter unhealthy for 12s: timeout"}, down: []string{"karpenter"}},
+		{name: "failing while the provider restarts it is none",
+			steps: []cluster.ComponentStatus{{Name: "karpenter", PID: 10, Detail: "timeout"}, {Name: "karpenter", PID: 10, Detail: "timeout"}, {Name: "karpenter", PID: 10, Detail: "timeout"}, {Name: "karpenter", PID: 10, Detail: "timeout"}},
+			busy:  "karpenter"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			src := newScript(healthy("karpenter", 10), healthy("kube-apiserver", 10))
+			if tc.plannedPID > 0 {
+				src.planned[tc.plannedPID] = true
+			}
+			if tc.busy != "" {
+				src.busy[tc.busy] = true
+			}
+			began := time.Now()
+			w := start(t, src)
+			stepped(w, began)
+			for _, st := range tc.steps {
+				src.set(st)
+				w.Check(context.Background(), began)
+			}
+			var got []string
+			for _, i := range w.Since(began) {
+				got = append(got, i.String())
+			}
+			if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+				t.Errorf("incidents:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+			}
+			if d := strings.Join(w.Down(), ","); d != strings.Join(tc.down, ",") {
+				t.Errorf("Down() = %q, want %q", d, strings.Join(tc.down, ","))
+			}
+		})
+	}
+}
+
+func TestUnhealthyAtStartIsReported(t *testing.T) {
+	src := newScript(cluster.ComponentStatus{Name: "kwok-controller", PID: 5, Detail: "connection refused"})
+	began := time.Now()
+	w := start(t, src)
+	if got := whats(w.Since(began)); got != "kwok-controller unhealthy when supervision started: connection refused" {
+		t.Errorf("incidents = %q", got)
+	}
+	if got := w.Down(); len(got) != 1 || got[0] != "kwok-controller" {
+		t.Errorf("Down() = %v", got)
+	}
+}
+
+// A death is seen through the pidfd, long before the next interval.
+func TestExitWakesTheWatcherAtOnce(t *testing.T) {
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := cmd.Process.Pid
+	go func() { _ = cmd.Wait() }()
+	src := &liveSource{pid: pid}
+	w := start(t, src)
+	changed := w.Changed()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no incident 10 s after the process was killed (the interval is an hour)")
+	}
+	if got := whats(w.Since(time.Time{})); !strings.HasPrefix(got, "sleeper exited (pid ") {
+		t.Errorf("incidents = %q", got)
+	}
+}
+
+// liveSource reports one real process.
+type liveSource struct{ pid int }
+
+func (l *liveSource) Status(context.Context) (cluster.Status, error) {
+	alive := process.Runs(l.pid, "")
+	return cluster.Status{Exists: true, Components: []cluster.ComponentStatus{
+		{Name: "sleeper", PID: l.pid, Healthy: alive, Exited: !alive, Detail: "probe"},
+	}}, nil
+}
+
+func TestStopEndsEveryGoroutine(t *testing.T) {
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	w, err := Start(context.Background(), &liveSource{pid: cmd.Process.Pid})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { w.Stop(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Stop did not return: a pidfd waiter was left waiting")
+	}
+}
