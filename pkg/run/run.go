@@ -160,7 +160,7 @@ func (r *Runner) run(ctx context.Context, s *scenario.Scenario, h hooks) (res *R
 	defer func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cleanup)
 		defer cancel()
-		if cerr := r.cleanupRun(cctx, objs, ob); cerr != nil {
+		if cerr := r.cleanupRun(cctx, objs, ob, since); cerr != nil {
 			err = errors.Join(err, cerr)
 		}
 	}()
@@ -242,7 +242,7 @@ func (r *Runner) run(ctx context.Context, s *scenario.Scenario, h hooks) (res *R
 // informers, until Karpenter has removed every NodeClaim of the run's
 // NodePool and the namespace is gone. It waits no longer than Karpenter
 // takes: a node's drain lasts at least Karpenter's minimum drain time (5 s).
-func (r *Runner) cleanupRun(ctx context.Context, objs *Objects, ob *observe.Observer) error {
+func (r *Runner) cleanupRun(ctx context.Context, objs *Objects, ob *observe.Observer, since time.Time) error {
 	r.progress("run " + objs.Namespace.Name + ": cleaning up")
 	progress := func(msg string) { r.progress("run " + objs.Namespace.Name + ": cleaning up: " + msg) }
 	if down := r.awaitRecovery(ctx, progress); len(down) > 0 {
@@ -258,8 +258,20 @@ func (r *Runner) cleanupRun(ctx context.Context, objs *Objects, ob *observe.Obse
 	}
 	del(objs.Namespace)
 	del(objs.NodePool)
+	// After an incident the informers' view may be stale until they have
+	// listed again (client-go backs off up to 30 s): what they see gone is
+	// confirmed with the API server.
+	degraded := r.watch != nil && len(r.watch.Since(since)) > 0
 	if err := ob.WaitNodeClaimsGone(ctx, progress); err != nil {
 		errs = append(errs, fmt.Errorf("failed waiting for Karpenter to remove the NodeClaims of NodePool %s: %w", objs.NodePool.Name, err))
+	} else if degraded {
+		if err := r.confirmGone(ctx, progress, "every NodeClaim of NodePool "+objs.NodePool.Name, func(ctx context.Context) (int, error) {
+			ncs := &karpv1.NodeClaimList{}
+			err := r.client.List(ctx, ncs, client.MatchingLabels{karpv1.NodePoolLabelKey: objs.NodePool.Name})
+			return len(ncs.Items), err
+		}); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	del(objs.NodeClass)
 	// The namespace goes last: the namespace controller removes its pods
@@ -267,8 +279,45 @@ func (r *Runner) cleanupRun(ctx context.Context, objs *Objects, ob *observe.Obse
 	// of its objects is left.
 	if err := ob.WaitNamespaceGone(ctx, progress); err != nil {
 		errs = append(errs, fmt.Errorf("failed waiting for namespace %s to be deleted: %w", objs.Namespace.Name, err))
+	} else if degraded {
+		if err := r.confirmGone(ctx, progress, "namespace "+objs.Namespace.Name, func(ctx context.Context) (int, error) {
+			err := r.client.Get(ctx, client.ObjectKeyFromObject(objs.Namespace), &corev1.Namespace{})
+			if apierrors.IsNotFound(err) {
+				return 0, nil
+			}
+			return 1, err
+		}); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
+}
+
+// confirmGone asks the API server, every second, until count says none of
+// what is named is left. It is cleanup's path after an environment
+// incident only; the informers serve the normal one.
+func (r *Runner) confirmGone(ctx context.Context, progress func(string), what string, count func(context.Context) (int, error)) error {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	reported := false
+	for {
+		n, err := count(ctx)
+		if err == nil && n == 0 {
+			return nil
+		}
+		if !reported {
+			progress(fmt.Sprintf("the observer's informers have not caught up since the incident: asking the API server until %s is gone", what))
+			reported = true
+		}
+		select {
+		case <-ctx.Done():
+			if err == nil {
+				err = fmt.Errorf("%d left", n)
+			}
+			return fmt.Errorf("failed waiting for the %s to be deleted: %w (%w)", what, err, ctx.Err())
+		case <-tick.C:
+		}
+	}
 }
 
 // Record runs a scenario n times and aggregates the runs into a baseline.

@@ -133,6 +133,66 @@ var _ = Describe("nodeprint run", Label("suite:lifecycle"), func() {
 		Entry("SIGTERM while a fault is injected", syscall.SIGTERM, ": injecting fault", "fixtures/scenarios/faults/slow-boot.yaml", SpecTimeout(5*time.Minute)),
 	)
 
+	// Without supervision each of these reads as a layer's fault: a dead
+	// Karpenter as L2 (nothing provisioned), a dead KWOK controller as L1
+	// (nodes never ready), a restarted API server as anything at all.
+	DescribeTable("a component that dies or restarts mid-run makes the verdict inconclusive (environment), exit 3, never a layer",
+		func(ctx SpecContext, component, marker, scenario string, kept bool) {
+			var args []string
+			name := ""
+			if kept {
+				name = fmt.Sprintf("lc-env-%d", os.Getpid())
+				DeferCleanup(cli.Run, "cluster", "down", "--name", name, NodeTimeout(2*time.Minute))
+				cli.ExpectRun(ctx, 0, "cluster", "up", "--name", name)
+				args = []string{"--cluster", name}
+			}
+			act, what := func(pid int) {
+				// A temporary cluster is named after the run's pid.
+				c := name
+				if c == "" {
+					c = fmt.Sprintf("np-%d", pid)
+				}
+				Expect(syscall.Kill(cli.ExpectComponentPID(ctx, c, component), syscall.SIGKILL)).To(Succeed())
+			}, "killing "+component
+			if kept {
+				act, what = func(int) { cli.ExpectRun(ctx, 0, "cluster", "restart", component, "--name", name) }, "restarting "+component
+			}
+			res := cli.ExpectActAt(ctx, marker, what, act, append([]string{"run", scenario}, args...)...)
+			Expect(res.Code).To(Equal(3), "exit code says environment; stdout:\n%s\nstderr:\n%s", res.Stdout, res.Stderr)
+			Expect(res.Stdout).To(MatchRegexp(`ERROR \S+ \(.*\): inconclusive \(environment\): .*run \S+: the environment failed: %s (exited|restarted)`, component))
+			Expect(res.Stdout+res.Stderr).NotTo(MatchRegexp(`L[123]-(infrastructure|orchestration|application)`), "no layer is blamed")
+			Expect(res.Stderr).To(ContainSubstring("the environment failed"))
+			if !kept {
+				// The run's cluster goes with it: nothing of it is left.
+				cli.ExpectNothingLeft(ctx, fmt.Sprintf("np-%d", res.PID), nil)
+				return
+			}
+			// The observer's informers came back with the API server:
+			// cleanup saw the run's objects go, and left nothing.
+			Expect(res.Stderr).To(ContainSubstring("every component is up again"))
+			kubeconfig := strings.TrimSpace(cli.ExpectRun(ctx, 0, "cluster", "kubeconfig", "--name", name).Stdout)
+			environment.New(kubeconfig).ExpectNoFaultLeftovers(ctx)
+			cli.ExpectRun(ctx, 0, "cluster", "status", "--name", name)
+		},
+		Entry("Karpenter killed while the workloads are applied", "karpenter", ": applying namespace", "web-service", false, SpecTimeout(4*time.Minute)),
+		Entry("the KWOK controller killed while a fault is injected", "kwok-controller", ": injecting fault", "fixtures/scenarios/faults/slow-boot.yaml", false, SpecTimeout(5*time.Minute)),
+		Entry("the API server restarted while the workloads are applied", "kube-apiserver", ": applying namespace", "web-service", true, SpecTimeout(5*time.Minute)),
+	)
+
+	It("keeps observing across an API server restart: its informers recover", func(ctx SpecContext) {
+		name := fmt.Sprintf("lc-obs-%d", os.Getpid())
+		DeferCleanup(cli.Run, "cluster", "down", "--name", name, NodeTimeout(2*time.Minute))
+		cli.ExpectRun(ctx, 0, "cluster", "up", "--name", name)
+		env := environment.New(strings.TrimSpace(cli.ExpectRun(ctx, 0, "cluster", "kubeconfig", "--name", name).Stdout))
+		ns := fmt.Sprintf("obs-%d", os.Getpid())
+		ob := env.StartObserver(ctx, ns)
+		cli.ExpectRun(ctx, 0, "cluster", "restart", "kube-apiserver", "--name", name)
+		// Created after the restart: only informers that watch again see them.
+		env.ExpectCreated(ctx, environment.ProbeWorkloadObjects(ns)...)
+		// client-go's reflector retries with a backoff of up to 30 s.
+		environment.EventuallyExpectObserved(ctx, ob, 2, 90*time.Second)
+	}, SpecTimeout(4*time.Minute))
+
 	It("exits with the documented code in each of the four cases, and reports it", func(ctx SpecContext) {
 		name := fmt.Sprintf("lc-exit-%d", os.Getpid())
 		DeferCleanup(cli.Run, "cluster", "down", "--name", name, NodeTimeout(2*time.Minute))

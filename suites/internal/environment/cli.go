@@ -113,6 +113,33 @@ func (c *CLI) ExpectSignalledAt(ctx context.Context, sig syscall.Signal, marker 
 
 func (c *CLI) signalledAt(ctx context.Context, sig syscall.Signal, marker string, args ...string) Result {
 	GinkgoHelper()
+	return c.actAt(ctx, marker, func(p *os.Process) { _ = p.Signal(sig) }, args...)
+}
+
+// ExpectActAt runs the CLI and calls act with the CLI's pid once a stderr
+// line contains marker; act runs beside the CLI (which goes on) and is
+// waited for before the result returns.
+func (c *CLI) ExpectActAt(ctx context.Context, marker, what string, act func(pid int), args ...string) Result {
+	GinkgoHelper()
+	By(fmt.Sprintf("nodeprint %s, %s at %q", strings.Join(args, " "), what, marker))
+	var wg sync.WaitGroup
+	res := c.actAt(ctx, marker, func(p *os.Process) {
+		wg.Add(1)
+		go func() {
+			defer GinkgoRecover()
+			defer wg.Done()
+			act(p.Pid)
+		}()
+	}, args...)
+	wg.Wait()
+	return res
+}
+
+// actAt runs the CLI and calls act once a stderr line contains marker;
+// it fails when no such line appears. act must not block: the CLI's
+// stderr is read by the goroutine that calls it.
+func (c *CLI) actAt(ctx context.Context, marker string, act func(*os.Process), args ...string) Result {
+	GinkgoHelper()
 	phase := marker
 	var stdout bytes.Buffer
 	cmd := exec.CommandContext(ctx, c.Path, args...)
@@ -136,7 +163,7 @@ func (c *CLI) signalledAt(ctx context.Context, sig syscall.Signal, marker string
 			fmt.Fprintln(GinkgoWriter, line)
 			if strings.Contains(line, marker) {
 				once.Do(func() {
-					_ = cmd.Process.Signal(sig)
+					act(cmd.Process)
 					close(sent)
 				})
 			}
