@@ -69,6 +69,10 @@ sop: tools ## Regenerate the runbooks in runbooks/ from the rules and the record
 bench: tools ## Measure start, overhead, scale (100-5,000 pods), the pipeline and the catalog; table + out/bench/bench.json (about 15 min)
 	go run ./tools/bench -out out/bench $(BENCH_FLAGS)
 
+.PHONY: soak
+soak: tools ## Run the baseline and fault suites RUNS times (default 10, about 20 min each); report every failure and changed verdict
+	go run ./tools/soak -runs $(or $(RUNS),10) -out out/soak $(or $(SUITES),./suites/baseline ./suites/faults)
+
 # Seeds (the committed scenarios and fingerprints, and testdata/fuzz/)
 # run in make test as plain tests; this target searches for new inputs.
 .PHONY: fuzz

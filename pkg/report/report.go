@@ -109,6 +109,11 @@ type Expectation struct {
 	Rule  string `json:"rule,omitempty"`
 }
 
+// SuiteDir is where each suite writes its report, relative to the
+// repository: out/suites/<suite>/ (report.json, summary.md, junit.xml,
+// report.html), which `make e2e` prints and `make soak` compares.
+const SuiteDir = "out/suites"
+
 // New starts a report.
 func New(command string, started time.Time) *Report {
 	return &Report{SchemaVersion: SchemaVersion, Tool: "nodeprint", Command: command, Started: started.UTC(), Scenarios: []Scenario{}}

@@ -16,11 +16,6 @@ import (
 // scenarioEntry is the report entry a spec leaves for the suite report.
 const scenarioEntry = "nodeprint-scenario"
 
-// SuiteReportDir is where each suite writes its report, relative to the
-// repository: out/suites/<suite>/ (report.json, summary.md, junit.xml,
-// report.html), which `make e2e` prints.
-const SuiteReportDir = "out/suites"
-
 // recordScenario attaches a scenario's result to the running spec, as JSON
 // (report entries cross ginkgo -p processes as text).
 func recordScenario(sc report.Scenario) {
@@ -69,7 +64,7 @@ func WriteSuiteReport(r Report, suite string) {
 	}
 	rep.Environment = report.Environment{Karpenter: tc.Versions.Karpenter, Kubernetes: tc.Versions.Kubernetes}
 	rep.Finish(r.EndTime, code)
-	dir := filepath.Join(tc.Root, SuiteReportDir, suite)
+	dir := filepath.Join(tc.Root, report.SuiteDir, suite)
 	if err := rep.WriteAll(dir); err != nil {
 		fmt.Fprintf(os.Stderr, "suite report not written: %v\n", err)
 		return

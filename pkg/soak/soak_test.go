@@ -1,0 +1,72 @@
+package soak
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/nodeprint/nodeprint/pkg/attribute"
+	"github.com/nodeprint/nodeprint/pkg/report"
+)
+
+func rep(scenarios ...report.Scenario) *report.Report {
+	r := report.New("suite:faults", time.Time{})
+	for _, s := range scenarios {
+		r.Add(s)
+	}
+	return r
+}
+
+func passed(name, layer, rule string) report.Scenario {
+	return report.Scenario{Name: name, Status: report.Passed, Seconds: 90,
+		Verdict: &attribute.Verdict{Verdict: attribute.LayerVerdict(layer), Layer: layer, Rule: rule}}
+}
+
+func TestStableRepetitionsAreClean(t *testing.T) {
+	a := Repetition{"faults": rep(passed("oom", "L3", "L3-oom-killed"), passed("slow-boot", "L1", "L1-slow-boot"))}
+	b := Repetition{"faults": rep(passed("oom", "L3", "L3-oom-killed"), passed("slow-boot", "L1", "L1-slow-boot"))}
+	// Durations and run ids differ from one repetition to the next: noise.
+	b["faults"].Scenarios[0].Seconds, b["faults"].Scenarios[0].Runs = 120, []string{"oom-zzzzz"}
+	s := Compare([]Repetition{a, b})
+	if !s.Clean() || s.Scenarios != 2 || s.Repetitions != 2 {
+		t.Fatalf("want clean over 2 scenarios, got %+v", s)
+	}
+}
+
+func TestFailuresAndChangedVerdictsAreReported(t *testing.T) {
+	wrong := passed("slow-boot", "L2", "L2-no-provisioning")
+	wrong.Status = report.Failed
+	env := report.Scenario{Name: "oom", Status: report.Error, Error: "run oom-x: the environment failed: karpenter exited (pid 9)\nmore",
+		Verdict: attribute.EnvironmentVerdict("oom", "karpenter exited (pid 9)")}
+	reps := []Repetition{
+		{"faults": rep(passed("oom", "L3", "L3-oom-killed"), passed("slow-boot", "L1", "L1-slow-boot"))},
+		{"faults": rep(env, wrong)},
+		{"faults": rep(passed("slow-boot", "L1", "L1-slow-boot"))},
+	}
+	s := Compare(reps)
+	want := &Summary{Repetitions: 3, Scenarios: 2,
+		Failures: []Failure{
+			{Repetition: 2, Suite: "faults", Scenario: "oom", Outcome: "error inconclusive (environment)", Why: "run oom-x: the environment failed: karpenter exited (pid 9)"},
+			{Repetition: 2, Suite: "faults", Scenario: "slow-boot", Outcome: "failed L2-orchestration by L2-no-provisioning"},
+			{Repetition: 3, Suite: "faults", Scenario: "oom", Outcome: Missing, Why: "the repetition has no result for it"},
+		},
+		Changes: []Change{
+			{Suite: "faults", Scenario: "oom", Outcomes: []string{"passed L3-application by L3-oom-killed", "error inconclusive (environment)", Missing}},
+			{Suite: "faults", Scenario: "slow-boot", Outcomes: []string{"passed L1-infrastructure by L1-slow-boot", "failed L2-orchestration by L2-no-provisioning", "passed L1-infrastructure by L1-slow-boot"}},
+		}}
+	if d := cmp.Diff(want, s); d != "" {
+		t.Fatalf("summary (-want +got):\n%s", d)
+	}
+	var b strings.Builder
+	if err := s.Write(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{"- failures: 3 (target 0)", "- changed outcomes: 2 (target 0)",
+		"| faults | slow-boot | passed L1-infrastructure by L1-slow-boot → failed L2-orchestration by L2-no-provisioning → passed L1-infrastructure by L1-slow-boot |"} {
+		if !strings.Contains(b.String(), line) {
+			t.Errorf("the Markdown lacks %q:\n%s", line, b.String())
+		}
+	}
+}

@@ -1,0 +1,197 @@
+// Command soak runs suites again and again and reports every scenario that
+// failed in a repetition and every one whose outcome changed between
+// repetitions (make soak: the baseline and fault suites ten times; about
+// 20 minutes a repetition on the 2-core machine).
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/nodeprint/nodeprint/pkg/report"
+	"github.com/nodeprint/nodeprint/pkg/soak"
+)
+
+func main() {
+	runs := flag.Int("runs", 10, "repetitions")
+	out := flag.String("out", "out/soak", "directory for each repetition's reports and logs, summary.md and summary.json")
+	timeout := flag.Duration("timeout", 3*time.Hour, "bound of one repetition's go test")
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: soak [-runs N] [-out DIR] [PACKAGE...] (default ./suites/baseline ./suites/faults)\n")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	pkgs := flag.Args()
+	if len(pkgs) == 0 {
+		pkgs = []string{"./suites/baseline", "./suites/faults"}
+	}
+	if *runs < 1 {
+		fmt.Fprintf(os.Stderr, "soak: -runs %d: want at least 1\n", *runs)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	code := soakRuns(ctx, *runs, *out, *timeout, pkgs)
+	stop()
+	os.Exit(code)
+}
+
+func soakRuns(ctx context.Context, runs int, out string, timeout time.Duration, pkgs []string) int {
+	start := time.Now()
+	var reps []soak.Repetition
+	for i := 1; i <= runs; i++ {
+		dir := filepath.Join(out, fmt.Sprintf("rep-%02d", i))
+		logf(start, "repetition %d of %d: go test %s (log: %s)", i, runs, strings.Join(pkgs, " "), filepath.Join(dir, "go-test.log"))
+		rep, err := repetition(ctx, start, dir, timeout, pkgs)
+		if ctx.Err() != nil {
+			logf(start, "interrupted in repetition %d; the suites stopped their clusters", i)
+			return 130
+		}
+		if err != nil {
+			// A failed go test is a finding, not the end: its reports say what failed.
+			logf(start, "repetition %d: %v", i, err)
+		}
+		reps = append(reps, rep)
+		s := soak.Compare(reps)
+		logf(start, "repetition %d of %d done: %d failure(s), %d changed outcome(s) so far", i, runs, len(s.Failures), len(s.Changes))
+	}
+	s := soak.Compare(reps)
+	if err := writeSummary(out, s); err != nil {
+		fmt.Fprintln(os.Stderr, "soak:", err)
+		return 2
+	}
+	_ = s.Write(os.Stdout)
+	fmt.Printf("\nreports: %s/rep-NN/, summary: %s/summary.md and summary.json (%s)\n", out, out, time.Since(start).Round(time.Second))
+	if !s.Clean() {
+		return 1
+	}
+	return 0
+}
+
+// repetition runs go test once and collects each suite's report.
+func repetition(ctx context.Context, start time.Time, dir string, timeout time.Duration, pkgs []string) (soak.Repetition, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	suites := make([]string, len(pkgs))
+	for i, p := range pkgs {
+		suites[i] = filepath.Base(p)
+		// A stale report of an earlier repetition must not stand in for a
+		// suite that did not write one.
+		_ = os.RemoveAll(filepath.Join(report.SuiteDir, suites[i]))
+	}
+	logFile, err := os.Create(filepath.Join(dir, "go-test.log"))
+	if err != nil {
+		return nil, err
+	}
+	defer logFile.Close()
+	args := append([]string{"test", "-p", "1", "-count=1", "-v", "-timeout", timeout.String()}, pkgs...)
+	args = append(args, "-args", "-ginkgo.v")
+	cmd := exec.CommandContext(ctx, "go", args...)
+	// The suites stop their clusters on SIGINT; a kill would leave them.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }
+	cmd.WaitDelay = 5 * time.Minute
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stdout, cmd.Stderr = pw, pw
+	if err := cmd.Start(); err != nil {
+		pw.Close()
+		pr.Close()
+		return nil, fmt.Errorf("failed to start go test: %w", err)
+	}
+	pw.Close()
+	var last string
+	var mu sync.Mutex
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(pr)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			fmt.Fprintln(logFile, sc.Text())
+			if l := strings.TrimSpace(sc.Text()); l != "" {
+				mu.Lock()
+				last = l
+				mu.Unlock()
+			}
+		}
+	}()
+	// A repetition takes about 20 minutes: say that it is alive.
+	tick := time.NewTicker(time.Minute)
+	defer tick.Stop()
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	var runErr error
+wait:
+	for {
+		select {
+		case runErr = <-waited:
+			break wait
+		case <-tick.C:
+			mu.Lock()
+			l := last
+			mu.Unlock()
+			if len(l) > 120 {
+				l = l[:120] + "…"
+			}
+			logf(start, "  still running; last line: %s", l)
+		}
+	}
+	<-done
+	pr.Close()
+	rep := soak.Repetition{}
+	var errs []error
+	if runErr != nil {
+		errs = append(errs, fmt.Errorf("go test: %w", runErr))
+	}
+	for _, s := range suites {
+		b, err := os.ReadFile(filepath.Join(report.SuiteDir, s, "report.json"))
+		if err != nil {
+			errs = append(errs, fmt.Errorf("suite %s wrote no report: %w", s, err))
+			continue
+		}
+		r := &report.Report{}
+		if err := json.Unmarshal(b, r); err != nil {
+			errs = append(errs, fmt.Errorf("suite %s: report.json: %w", s, err))
+			continue
+		}
+		rep[s] = r
+		if err := os.WriteFile(filepath.Join(dir, s+".json"), b, 0o644); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return rep, errors.Join(errs...)
+}
+
+func writeSummary(out string, s *soak.Summary) error {
+	f, err := os.Create(filepath.Join(out, "summary.md"))
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if err := s.Write(f); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(out, "summary.json"), append(b, '\n'), 0o644)
+}
+
+func logf(start time.Time, format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "[%7.1fs] %s\n", time.Since(start).Seconds(), fmt.Sprintf(format, args...))
+}
