@@ -10,6 +10,7 @@ import (
 
 	"github.com/nodeprint/nodeprint/pkg/diff"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	"github.com/nodeprint/nodeprint/pkg/redact"
 	"github.com/nodeprint/nodeprint/pkg/strictyaml"
 )
 
@@ -68,7 +69,13 @@ func AnomalyPath(fingerprintsDir, scenario string) string {
 
 // Save writes the anomaly.
 func (a *Anomaly) Save(path string) error {
-	b, err := yaml.Marshal(a)
+	// Its evidence quotes what the cluster said; it is committed and
+	// rendered into runbooks.
+	red, err := redact.Value(a)
+	if err != nil {
+		return err
+	}
+	b, err := yaml.Marshal(red)
 	if err != nil {
 		return fmt.Errorf("failed to encode anomaly %s: %w", a.Scenario, err)
 	}

@@ -19,6 +19,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/cache"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+
+	"github.com/nodeprint/nodeprint/pkg/redact"
 )
 
 // RunLabel marks everything a run creates, and the nodes of its NodePool.
@@ -415,18 +417,21 @@ func (o *Observer) onEvent(obj any, deleted bool) {
 	if t.IsZero() {
 		t = e.CreationTimestamp.Time
 	}
+	// Masked as it is recorded: an event may quote a token or an
+	// environment value, and the observation ends up in reports.
+	msg := redact.String(e.Message)
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	// Events are updated in place when they repeat: keep one record per
 	// event object, with its latest count.
 	for i := range o.ob.Events {
-		if o.ob.Events[i].Object == io.Kind+"/"+io.Name && o.ob.Events[i].Reason == e.Reason && o.ob.Events[i].Message == e.Message {
+		if o.ob.Events[i].Object == io.Kind+"/"+io.Name && o.ob.Events[i].Reason == e.Reason && o.ob.Events[i].Message == msg {
 			o.ob.Events[i].Count, o.ob.Events[i].Time = e.Count, t
 			return
 		}
 	}
 	o.ob.Events = append(o.ob.Events, EventRecord{Time: t, Type: e.Type, Reason: e.Reason, Kind: io.Kind,
-		Object: io.Kind + "/" + io.Name, Message: e.Message, Count: e.Count})
+		Object: io.Kind + "/" + io.Name, Message: msg, Count: e.Count})
 }
 
 func (o *Observer) knownNode(name string) bool {

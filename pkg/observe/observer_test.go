@@ -189,3 +189,21 @@ func TestWaitGone(t *testing.T) {
 		t.Fatal("a stopped observer cannot see anything go: want an error, not a hang")
 	}
 }
+
+// An event that quotes a secret is recorded masked: the observation ends
+// up in reports, anomalies and runbooks.
+func TestEventsAreRecordedRedacted(t *testing.T) {
+	o := newTestObserver(1)
+	for i := 0; i < 2; i++ {
+		o.onEvent(&corev1.Event{ObjectMeta: metav1.ObjectMeta{Name: "e1", Namespace: "r"},
+			InvolvedObject: corev1.ObjectReference{Kind: "Pod", Name: "web-1", Namespace: "r"},
+			Reason:         "Failed", Message: "pull: Authorization: Bearer abcdefghijklmnopqrstuvwxyz, DB_PASSWORD=hunter22", Count: int32(i + 1)}, false)
+	}
+	evs := o.Snapshot().Events
+	if len(evs) != 1 {
+		t.Fatalf("a repeated event is one record, got %d", len(evs))
+	}
+	if got := evs[0].Message; got != "pull: Authorization: Bearer [REDACTED], DB_PASSWORD=[REDACTED]" || evs[0].Count != 2 {
+		t.Fatalf("recorded %q (count %d)", got, evs[0].Count)
+	}
+}

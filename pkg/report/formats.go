@@ -8,9 +8,13 @@ import (
 	"strings"
 )
 
-// JSON is the report as versioned JSON.
+// JSON is the report as versioned JSON, redacted.
 func (r *Report) JSON() ([]byte, error) {
-	b, err := json.MarshalIndent(r, "", "  ")
+	red, err := r.Redacted()
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.MarshalIndent(red, "", "  ")
 	if err != nil {
 		return nil, err
 	}

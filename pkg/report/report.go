@@ -19,6 +19,7 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/diff"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
 	"github.com/nodeprint/nodeprint/pkg/observe"
+	"github.com/nodeprint/nodeprint/pkg/redact"
 )
 
 // SchemaVersion is the version of the JSON report. It changes when a field
@@ -192,16 +193,30 @@ func RunbookPage(rule string) string {
 // Files are the report files WriteAll writes, by format.
 var Files = map[string]string{"json": "report.json", "markdown": "summary.md", "junit": "junit.xml", "html": "report.html"}
 
-// WriteAll writes every format into dir.
+// Redacted is a copy of the report with secrets masked in every string
+// (pkg/redact): errors and evidence may quote what a cluster said.
+func (r *Report) Redacted() (*Report, error) {
+	red, err := redact.Value(r)
+	if err != nil {
+		return nil, err
+	}
+	return red, nil
+}
+
+// WriteAll writes every format into dir, redacted.
 func (r *Report) WriteAll(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("failed to create the report directory: %w", err)
+	}
+	red, err := r.Redacted()
+	if err != nil {
+		return err
 	}
 	for _, w := range []struct {
 		name  string
 		write func() ([]byte, error)
 	}{
-		{Files["json"], r.JSON}, {Files["markdown"], r.Markdown}, {Files["junit"], r.JUnit}, {Files["html"], r.HTML},
+		{Files["json"], red.JSON}, {Files["markdown"], red.Markdown}, {Files["junit"], red.JUnit}, {Files["html"], red.HTML},
 	} {
 		b, err := w.write()
 		if err != nil {

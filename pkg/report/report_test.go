@@ -275,3 +275,40 @@ func TestUpgradeNamesEveryScenarioThatDiffers(t *testing.T) {
 		t.Errorf("UpgradeLine() of a clean check = %q", got)
 	}
 }
+
+// Every file a report is written to is redacted, and the report itself is
+// left as it was.
+func TestWriteAllRedactsSecrets(t *testing.T) {
+	r := sampleReport()
+	r.Scenarios[0].Error = "failed to create Deployment: token=s3cr3tvalue rejected"
+	for i := range r.Scenarios {
+		if v := r.Scenarios[i].Verdict; v != nil {
+			v.Reason = "event: Authorization: Bearer abcdefghijklmnopqrstuvwxyz"
+		}
+	}
+	dir := t.TempDir()
+	if err := r.WriteAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range report.Files {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, secret := range []string{"s3cr3tvalue", "abcdefghijklmnopqrstuvwxyz"} {
+			if bytes.Contains(b, []byte(secret)) {
+				t.Errorf("%s holds %q", name, secret)
+			}
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, report.Files["json"]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Contains(b, []byte("token=[REDACTED] rejected")) {
+		t.Errorf("report.json does not show where the mask is:\n%s", b)
+	}
+	if !strings.Contains(r.Scenarios[0].Error, "s3cr3tvalue") {
+		t.Error("WriteAll must not change the report it writes")
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/attribute"
 	"github.com/nodeprint/nodeprint/pkg/faults"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	"github.com/nodeprint/nodeprint/pkg/redact"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 )
 
@@ -170,6 +171,11 @@ func Generate(in *Input, langs ...string) (Files, error) {
 		}
 	}
 	files["README.md"] = rootReadme(langs)
+	// The pages quote recorded evidence (anomalies' signals, events):
+	// nothing secret a cluster said may reach a runbook.
+	for p, b := range files {
+		files[p] = []byte(redact.String(string(b)))
+	}
 	return files, nil
 }
 

@@ -352,3 +352,24 @@ func TestCheckPlanPlacesEveryRule(t *testing.T) {
 		t.Errorf("Reproduced is wrong for the catalog")
 	}
 }
+
+// A recorded anomaly whose evidence quotes a secret (an event message
+// does) renders masked in every page.
+func TestPagesAreRedacted(t *testing.T) {
+	in := repoInput(t)
+	if len(in.Anomalies) == 0 || len(in.Anomalies[0].Evidence) == 0 {
+		t.Fatal("the repository's anomalies hold evidence")
+	}
+	in.Anomalies[0].Evidence[0].Detail = "event Failed: password=hunter2secret"
+	files := generate(t, in)
+	seen := false
+	for _, p := range files.Paths() {
+		if bytes.Contains(files[p], []byte("hunter2secret")) {
+			t.Errorf("%s holds the secret", p)
+		}
+		seen = seen || bytes.Contains(files[p], []byte("password=[REDACTED]"))
+	}
+	if !seen {
+		t.Error("no page shows the masked evidence: the test no longer reaches a page")
+	}
+}

@@ -108,6 +108,10 @@ func TestBadInputTable(t *testing.T) {
 		{"scenario: dangling NodePool reference", []file{{"S", scenarioWith("nodePoolRef: general-purpose", "nodePoolRef: nope")}}, nil, []string{"S:7: spec.policy.nodePoolRef: no NodePool fixture"}},
 		{"scenario: unknown catalog", []file{{"S", scenarioWith("spec:\n", "spec:\n  catalog: nope\n")}}, nil, []string{"spec.catalog: catalog \"nope\" does not exist"}},
 		{"scenario: name that is a path", []file{{"S", scenarioWith("name: web-service", "name: ../../etc")}}, nil, []string{"S:4: metadata.name: \"../../etc\" is not a valid name"}},
+		// Names become paths and arguments of commands: validated first.
+		{"scenario: catalog that is a path", []file{{"S", scenarioWith("spec:\n", "spec:\n  catalog: ../../etc/passwd\n")}}, nil, []string{"spec.catalog: \"../../etc/passwd\" is not a catalog name"}},
+		{"scenario: NodePool reference that is a path", []file{{"S", scenarioWith("nodePoolRef: general-purpose", "nodePoolRef: ../../../etc/hosts")}}, nil, []string{"S:7: spec.policy.nodePoolRef: \"../../../etc/hosts\" is not a valid reference"}},
+		{"scenario: workload name with shell characters", []file{{"S", scenarioWith("- name: web", "- name: \"web;$(id)\"")}}, nil, []string{"spec.workloads[0].name: \"web;$(id)\" is not a valid name"}},
 		{"scenario: bad duration", []file{{"S", scenarioWith("spec:\n", "spec:\n  settle: {quiet: soon}\n")}}, nil, []string{"S", "want a duration"}},
 		{"scenario: unknown fault", []file{{"S", goodScenario + "  fault:\n    name: disk-full\n"}}, nil, []string{"S:14: spec.fault.name: unknown fault \"disk-full\""}},
 		{"scenario: impossible fault parameter", []file{{"S", goodScenario + "  fault:\n    name: memory-leak\n    params: {rate: fast}\n"}}, nil, []string{"spec.fault.params.rate: \"fast\" is not a positive quantity"}},

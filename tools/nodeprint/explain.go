@@ -14,6 +14,7 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/cluster"
 	"github.com/nodeprint/nodeprint/pkg/explain"
 	"github.com/nodeprint/nodeprint/pkg/kube"
+	"github.com/nodeprint/nodeprint/pkg/redact"
 )
 
 func newExplainCmd(stdout io.Writer) *cobra.Command {
@@ -75,6 +76,11 @@ its evidence, the runbook page to open and the first command to run. It changes 
 			ws, err := explain.Explain(cmd.Context(), cfg, c, opts...)
 			if err != nil {
 				return &cluster.PhaseError{Phase: "explain", Err: err}
+			}
+			// The cluster may be anyone's: what its pods and events say
+			// is masked before it is printed.
+			if ws, err = redact.Value(ws); err != nil {
+				return err
 			}
 			if asJSON {
 				enc := json.NewEncoder(stdout)
