@@ -75,11 +75,13 @@ var _ = Describe("nodeprint cluster", Label("suite:lifecycle"), func() {
 	)
 
 	It("finds the cluster of a killed run, reports it on the next up and prunes it without leaving a process", func(ctx SpecContext) {
+		before := cli.ProcessesFromBin()
 		res := cli.ExpectSignalledAt(ctx, syscall.SIGKILL, ": applying namespace", "run", "web-service")
 		name := fmt.Sprintf("np-%d", res.PID)
 		DeferCleanup(cli.Run, "cluster", "down", "--name", name, NodeTimeout(2*time.Minute))
 		Expect(res.Code).To(Equal(-1), "killed by SIGKILL; stderr:\n%s", res.Stderr)
 		cli.ExpectProcessesLeft(ctx, name)
+		Expect(cli.NewProcessesFromBin(before)).NotTo(BeEmpty(), "the killed run's components run from bin/")
 
 		other := fmt.Sprintf("lc-next-%d", os.Getpid())
 		DeferCleanup(cli.Run, "cluster", "down", "--name", other, NodeTimeout(2*time.Minute))
@@ -94,6 +96,7 @@ var _ = Describe("nodeprint cluster", Label("suite:lifecycle"), func() {
 		cli.ExpectRun(ctx, 0, "cluster", "status", "--name", other)
 		cli.ExpectRun(ctx, 0, "cluster", "down", "--name", other)
 		Expect(cli.ExpectRun(ctx, 0, "cluster", "prune").Stdout).To(ContainSubstring("no stale clusters"))
+		cli.ExpectNoNewProcessesFromBin(ctx, before)
 	}, SpecTimeout(5*time.Minute))
 
 	DescribeTable("bad input exits 2 with a clear message",

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -248,6 +249,40 @@ func (c *CLI) ExpectSecretsPrivate(name string) {
 		return nil
 	})).To(Succeed())
 	Expect(n).To(BeNumerically(">=", 3), "the CA key, the admin key and a kubeconfig at least")
+}
+
+// ProcessesFromBin lists the live processes started from the project's
+// bin/ (every component of every local cluster of this checkout).
+func (c *CLI) ProcessesFromBin() []int {
+	GinkgoHelper()
+	// /proc/<pid>/exe is resolved: so must bin/ be.
+	bin, err := filepath.EvalSymlinks(c.Toolchain.Bin)
+	Expect(err).NotTo(HaveOccurred())
+	pids, err := process.FindByPrefix(bin)
+	Expect(err).NotTo(HaveOccurred())
+	return pids
+}
+
+// NewProcessesFromBin lists the processes started from bin/ that are not
+// in before.
+func (c *CLI) NewProcessesFromBin(before []int) []int {
+	GinkgoHelper()
+	var added []int
+	for _, pid := range c.ProcessesFromBin() {
+		if !slices.Contains(before, pid) {
+			added = append(added, pid)
+		}
+	}
+	return added
+}
+
+// ExpectNoNewProcessesFromBin expects every process started from bin/ to
+// be one that ran already before (another cluster of this checkout, say).
+func (c *CLI) ExpectNoNewProcessesFromBin(ctx context.Context, before []int) {
+	GinkgoHelper()
+	By("checking that no process started from bin/ is left")
+	Eventually(func() []int { return c.NewProcessesFromBin(before) }).WithContext(ctx).WithTimeout(20*time.Second).
+		WithPolling(200*time.Millisecond).Should(BeEmpty(), "processes started from %s", c.Toolchain.Bin)
 }
 
 // ExpectProcessesLeft expects processes of the cluster still running (a
