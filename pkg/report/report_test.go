@@ -102,13 +102,15 @@ func TestSummaryCountsAndSorts(t *testing.T) {
 }
 
 // The JSON report validates against the documented schema.
-func TestJSONValidatesAgainstTheSchema(t *testing.T) {
-	c := jsonschema.NewCompiler()
-	schema, err := c.Compile("../../docs/report.schema.json")
+// validate checks a report's JSON against docs/report.schema.json and
+// returns the compiled schema.
+func validate(t *testing.T, r *report.Report) (*jsonschema.Schema, []byte) {
+	t.Helper()
+	schema, err := jsonschema.NewCompiler().Compile("../../docs/report.schema.json")
 	if err != nil {
 		t.Fatalf("compiling docs/report.schema.json: %v", err)
 	}
-	b, err := sampleReport().JSON()
+	b, err := r.JSON()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,8 +119,13 @@ func TestJSONValidatesAgainstTheSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := schema.Validate(doc); err != nil {
-		t.Fatalf("report.json does not validate: %v", err)
+		t.Fatalf("report.json does not validate: %v\n%s", err, b)
 	}
+	return schema, b
+}
+
+func TestJSONValidatesAgainstTheSchema(t *testing.T) {
+	schema, b := validate(t, sampleReport())
 	// The schema is strict where the report is ours: an unknown field fails.
 	var m map[string]any
 	if err := json.Unmarshal(b, &m); err != nil {
@@ -252,21 +259,7 @@ func TestUpgradeNamesEveryScenarioThatDiffers(t *testing.T) {
 	if !strings.Contains(string(md), "**"+line+"**") {
 		t.Errorf("summary.md lacks the upgrade line:\n%s", md)
 	}
-	b, err := r.JSON()
-	if err != nil {
-		t.Fatal(err)
-	}
-	schema, err := jsonschema.NewCompiler().Compile("../../docs/report.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := schema.Validate(doc); err != nil {
-		t.Fatalf("an upgrade report does not validate: %v", err)
-	}
+	validate(t, r)
 	clean := report.New("verify", t0)
 	clean.Upgrade = &report.Upgrade{From: "v1.14.1", To: "v1.15.0"}
 	clean.Add(report.Scenario{Name: "same", Status: report.Passed, Baseline: base, Diff: &diff.Diff{}})
@@ -310,5 +303,18 @@ func TestWriteAllRedactsSecrets(t *testing.T) {
 	}
 	if !strings.Contains(r.Scenarios[0].Error, "s3cr3tvalue") {
 		t.Error("WriteAll must not change the report it writes")
+	}
+}
+
+// A scenario the environment failed under carries the verdict
+// inconclusive with its cause; the schema knows the field.
+func TestEnvironmentVerdictValidates(t *testing.T) {
+	r := sampleReport()
+	r.Add(report.Scenario{Name: "broken", Status: report.Error, Error: "run broken-x: the environment failed: karpenter exited (pid 9)",
+		Verdict: attribute.EnvironmentVerdict("broken", "karpenter exited (pid 9)")})
+	r.Finish(time.Now(), 3)
+	_, b := validate(t, r)
+	if !bytes.Contains(b, []byte(`"cause": "environment"`)) {
+		t.Fatalf("report.json lacks the cause:\n%s", b)
 	}
 }
