@@ -70,8 +70,8 @@ bench: tools ## Measure start, overhead, scale (100-5,000 pods), the pipeline an
 	go run ./tools/bench -out out/bench $(BENCH_FLAGS)
 
 .PHONY: soak
-soak: tools ## Run the baseline and fault suites RUNS times (default 10, about 20 min each); report every failure and changed verdict
-	go run ./tools/soak -runs $(or $(RUNS),10) -out out/soak $(or $(SUITES),./suites/baseline ./suites/faults)
+soak: tools ## Run the baseline and fault suites RUNS times (default 10, about 20 min each; RESUME=1 keeps finished ones); report every failure and changed verdict
+	go run ./tools/soak -runs $(or $(RUNS),10) -out out/soak $(if $(RESUME),-resume) $(or $(SUITES),./suites/baseline ./suites/faults)
 
 # Seeds (the committed scenarios and fingerprints, and testdata/fuzz/)
 # run in make test as plain tests; this target searches for new inputs.

@@ -28,6 +28,7 @@ func main() {
 	runs := flag.Int("runs", 10, "repetitions")
 	out := flag.String("out", "out/soak", "directory for each repetition's reports and logs, summary.md and summary.json")
 	timeout := flag.Duration("timeout", 3*time.Hour, "bound of one repetition's go test")
+	resume := flag.Bool("resume", false, "keep the finished repetitions already in -out and run only the missing ones (a ten-repetition soak outlasts a working session)")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: soak [-runs N] [-out DIR] [PACKAGE...] (default ./suites/baseline ./suites/faults)\n")
 		flag.PrintDefaults()
@@ -42,16 +43,35 @@ func main() {
 		os.Exit(2)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	code := soakRuns(ctx, *runs, *out, *timeout, pkgs)
+	code := soakRuns(ctx, *runs, *out, *timeout, *resume, pkgs)
 	stop()
 	os.Exit(code)
 }
 
-func soakRuns(ctx context.Context, runs int, out string, timeout time.Duration, pkgs []string) int {
+func soakRuns(ctx context.Context, runs int, out string, timeout time.Duration, resume bool, pkgs []string) int {
 	start := time.Now()
+	commit := gitCommit()
+	if !resume {
+		// A fresh soak: repetitions of an earlier one must not be counted.
+		if err := os.RemoveAll(out); err != nil {
+			fmt.Fprintln(os.Stderr, "soak:", err)
+			return 2
+		}
+	}
 	var reps []soak.Repetition
 	for i := 1; i <= runs; i++ {
 		dir := filepath.Join(out, fmt.Sprintf("rep-%02d", i))
+		if resume {
+			if rep, at, ok := finished(dir, pkgs); ok {
+				if at != commit {
+					logf(start, "repetition %d: kept from an earlier run at commit %s (this is %s): outcomes of two commits are compared", i, at, commit)
+				} else {
+					logf(start, "repetition %d: kept from an earlier run", i)
+				}
+				reps = append(reps, rep)
+				continue
+			}
+		}
 		logf(start, "repetition %d of %d: go test %s (log: %s)", i, runs, strings.Join(pkgs, " "), filepath.Join(dir, "go-test.log"))
 		rep, err := repetition(ctx, start, dir, timeout, pkgs)
 		if ctx.Err() != nil {
@@ -63,6 +83,10 @@ func soakRuns(ctx context.Context, runs int, out string, timeout time.Duration, 
 			logf(start, "repetition %d: %v", i, err)
 		}
 		reps = append(reps, rep)
+		// Finished (whatever its outcome): -resume keeps it.
+		if err := os.WriteFile(filepath.Join(dir, "commit"), []byte(commit+"\n"), 0o644); err != nil {
+			logf(start, "repetition %d: %v", i, err)
+		}
 		s := soak.Compare(reps)
 		logf(start, "repetition %d of %d done: %d failure(s), %d changed outcome(s) so far", i, runs, len(s.Failures), len(s.Changes))
 	}
@@ -174,6 +198,38 @@ wait:
 		}
 	}
 	return rep, errors.Join(errs...)
+}
+
+// finished loads a repetition an earlier soak completed: its commit
+// marker and every suite's report.
+func finished(dir string, pkgs []string) (soak.Repetition, string, bool) {
+	b, err := os.ReadFile(filepath.Join(dir, "commit"))
+	if err != nil {
+		return nil, "", false
+	}
+	rep := soak.Repetition{}
+	for _, p := range pkgs {
+		s := filepath.Base(p)
+		rb, err := os.ReadFile(filepath.Join(dir, s+".json"))
+		if err != nil {
+			// The suite wrote no report then: that repetition counts as run.
+			continue
+		}
+		r := &report.Report{}
+		if err := json.Unmarshal(rb, r); err != nil {
+			return nil, "", false
+		}
+		rep[s] = r
+	}
+	return rep, strings.TrimSpace(string(b)), true
+}
+
+func gitCommit() string {
+	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
+	if err != nil {
+		return "unknown"
+	}
+	return strings.TrimSpace(string(out))
 }
 
 func writeSummary(out string, s *soak.Summary) error {
