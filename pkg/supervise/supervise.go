@@ -141,6 +141,10 @@ func Start(ctx context.Context, src Source, opts ...Option) (*Watcher, error) {
 func (w *Watcher) Stop() {
 	w.cancel()
 	<-w.done
+	// A Check in progress may still start a waiter; it sees the
+	// cancelled context and returns at once.
+	w.probeMu.Lock()
+	defer w.probeMu.Unlock()
 	w.waiter.Wait()
 }
 
@@ -161,9 +165,7 @@ func (w *Watcher) loop() {
 // Check probes the cluster now and returns the incidents since t,
 // including what this probe found.
 func (w *Watcher) Check(ctx context.Context, since time.Time) []Incident {
-	if err := w.probe(ctx); err != nil && ctx.Err() == nil {
-		w.record(Incident{At: w.now(), Component: "cluster", What: "status unreadable: " + err.Error()})
-	}
+	_ = w.probe(ctx) // an unreadable status is the "cluster" component's failure
 	return w.Since(since)
 }
 
@@ -222,17 +224,24 @@ func (w *Watcher) probe(ctx context.Context) error {
 	pctx, cancel := context.WithTimeout(ctx, w.opts.timeout)
 	defer cancel()
 	st, err := w.src.Status(pctx)
+	if err != nil && ctx.Err() != nil {
+		return ctx.Err()
+	}
+	now := w.now()
+	// The status itself is a component: a cluster whose state cannot be
+	// read (its directory removed under the run) is down too.
+	readable := cluster.ComponentStatus{Name: "cluster", Healthy: err == nil, Detail: "status readable"}
 	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
+		readable.Detail = "status unreadable: " + err.Error()
+	}
+	w.observe(now, readable)
+	if err != nil {
 		return err
 	}
 	if errors.Is(pctx.Err(), context.DeadlineExceeded) {
 		// Components that answered late were marked unhealthy by Status.
 		w.opts.progress(fmt.Sprintf("environment: a status probe took longer than %s", w.opts.timeout))
 	}
-	now := w.now()
 	for _, cs := range st.Components {
 		w.observe(now, cs)
 	}
@@ -317,6 +326,9 @@ func (w *Watcher) update(now time.Time, cs cluster.ComponentStatus) (incidents [
 // waitFor wakes the loop as soon as pid exits, so the next probe records
 // the exit at once. Without pidfd the interval's probe finds it.
 func (w *Watcher) waitFor(pid int) {
+	if w.ctx.Err() != nil {
+		return
+	}
 	w.waiter.Add(1)
 	go func() {
 		defer w.waiter.Done()

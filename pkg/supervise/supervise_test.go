@@ -2,6 +2,7 @@ package supervise
 
 import (
 	"context"
+	"errors"
 	"os/exec"
 	"strings"
 	"sync"
@@ -202,5 +203,42 @@ func TestStopEndsEveryGoroutine(t *testing.T) {
 	case <-done:
 	case <-time.After(10 * time.Second):
 		t.Fatal("Stop did not return: a pidfd waiter was left waiting")
+	}
+}
+
+// flaky fails to read the status when told to.
+type flaky struct {
+	*script
+	fail bool
+}
+
+func (f *flaky) Status(ctx context.Context) (cluster.Status, error) {
+	f.mu.Lock()
+	fail := f.fail
+	f.mu.Unlock()
+	if fail {
+		return cluster.Status{}, errors.New("state.json: no such file")
+	}
+	return f.script.Status(ctx)
+}
+
+// A status that cannot be read for the threshold is an incident of the
+// "cluster" component (its directory was removed under the run, say).
+func TestUnreadableStatusIsAnIncident(t *testing.T) {
+	src := &flaky{script: newScript(healthy("karpenter", 10))}
+	began := time.Now()
+	w := start(t, src)
+	stepped(w, began)
+	src.mu.Lock()
+	src.fail = true
+	src.mu.Unlock()
+	for i := 0; i < 4; i++ {
+		w.Check(context.Background(), began)
+	}
+	if got := whats(w.Since(began)); got != "cluster unhealthy for 12s: status unreadable: state.json: no such file" {
+		t.Fatalf("incidents = %q", got)
+	}
+	if d := w.Down(); len(d) != 1 || d[0] != "cluster" {
+		t.Fatalf("Down() = %v", d)
 	}
 }
