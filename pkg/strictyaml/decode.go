@@ -63,7 +63,7 @@ type UserError interface {
 
 var (
 	strictPathRE = regexp.MustCompile(`(unknown|duplicate) field "([^"]+)"`)
-	typePathRE   = regexp.MustCompile(`Go struct field [^.]+\.(\S+) of type (\S+)`)
+	typePathRE   = regexp.MustCompile(`Go struct field [^.\s]*\.(\S+) of type (\S+)`)
 	yamlLineRE   = regexp.MustCompile(`line (\d+)`)
 )
 
