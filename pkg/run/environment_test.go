@@ -1,10 +1,19 @@
 package run
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
 	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+
+	"github.com/nodeprint/nodeprint/pkg/kube"
 
 	"github.com/nodeprint/nodeprint/pkg/report"
 	"github.com/nodeprint/nodeprint/pkg/supervise"
@@ -45,5 +54,41 @@ func TestOtherErrorsCarryNoVerdict(t *testing.T) {
 	sc := ReportError(load(t, "web-service"), errors.New("failed to create Namespace: forbidden"))
 	if sc.Status != report.Error || sc.Verdict != nil {
 		t.Fatalf("a plain error is an error without a verdict, got %s %+v", sc.Status, sc.Verdict)
+	}
+}
+
+// After an incident cleanup asks the API server what is left, and deletes
+// a NodeClaim Karpenter launched for the deleted NodePool from its stale
+// cache.
+func TestLeftAfterIncidentDeletesLateNodeClaims(t *testing.T) {
+	s := load(t, "web-service")
+	objs, err := Build(s, "web-service-abcde")
+	if err != nil {
+		t.Fatal(err)
+	}
+	late := &karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "web-service-abcde-x1",
+		Labels: map[string]string{karpv1.NodePoolLabelKey: "web-service-abcde"}}}
+	other := &karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "other-x1",
+		Labels: map[string]string{karpv1.NodePoolLabelKey: "other"}}}
+	c := fake.NewClientBuilder().WithScheme(kube.Scheme).WithObjects(objs.Namespace, late, other).Build()
+	r := &Runner{client: c, progress: func(string) {}}
+	left, err := r.leftAfterIncident(context.Background(), objs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(left, ","); got != "Namespace/web-service-abcde,NodeClaim/web-service-abcde-x1" {
+		t.Fatalf("left = %s", got)
+	}
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(late), &karpv1.NodeClaim{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the late NodeClaim was not deleted: %v", err)
+	}
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(other), &karpv1.NodeClaim{}); err != nil {
+		t.Fatalf("another NodePool's NodeClaim must be left alone: %v", err)
+	}
+	if err := c.Delete(context.Background(), objs.Namespace); err != nil {
+		t.Fatal(err)
+	}
+	if left, err = r.leftAfterIncident(context.Background(), objs); err != nil || len(left) != 0 {
+		t.Fatalf("nothing is left now, got %v, %v", left, err)
 	}
 }

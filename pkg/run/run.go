@@ -258,20 +258,8 @@ func (r *Runner) cleanupRun(ctx context.Context, objs *Objects, ob *observe.Obse
 	}
 	del(objs.Namespace)
 	del(objs.NodePool)
-	// After an incident the informers' view may be stale until they have
-	// listed again (client-go backs off up to 30 s): what they see gone is
-	// confirmed with the API server.
-	degraded := r.watch != nil && len(r.watch.Since(since)) > 0
 	if err := ob.WaitNodeClaimsGone(ctx, progress); err != nil {
 		errs = append(errs, fmt.Errorf("failed waiting for Karpenter to remove the NodeClaims of NodePool %s: %w", objs.NodePool.Name, err))
-	} else if degraded {
-		if err := r.confirmGone(ctx, progress, "every NodeClaim of NodePool "+objs.NodePool.Name, func(ctx context.Context) (int, error) {
-			ncs := &karpv1.NodeClaimList{}
-			err := r.client.List(ctx, ncs, client.MatchingLabels{karpv1.NodePoolLabelKey: objs.NodePool.Name})
-			return len(ncs.Items), err
-		}); err != nil {
-			errs = append(errs, err)
-		}
 	}
 	del(objs.NodeClass)
 	// The namespace goes last: the namespace controller removes its pods
@@ -279,45 +267,83 @@ func (r *Runner) cleanupRun(ctx context.Context, objs *Objects, ob *observe.Obse
 	// of its objects is left.
 	if err := ob.WaitNamespaceGone(ctx, progress); err != nil {
 		errs = append(errs, fmt.Errorf("failed waiting for namespace %s to be deleted: %w", objs.Namespace.Name, err))
-	} else if degraded {
-		if err := r.confirmGone(ctx, progress, "namespace "+objs.Namespace.Name, func(ctx context.Context) (int, error) {
-			err := r.client.Get(ctx, client.ObjectKeyFromObject(objs.Namespace), &corev1.Namespace{})
-			if apierrors.IsNotFound(err) {
-				return 0, nil
-			}
-			return 1, err
-		}); err != nil {
+	}
+	if r.watch != nil && len(r.watch.Since(since)) > 0 && len(errs) == 0 {
+		if err := r.sweepAfterIncident(ctx, objs, progress); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// confirmGone asks the API server, every second, until count says none of
-// what is named is left. It is cleanup's path after an environment
-// incident only; the informers serve the normal one.
-func (r *Runner) confirmGone(ctx context.Context, progress func(string), what string, count func(context.Context) (int, error)) error {
+// quietAfterIncident is how long no NodeClaim or node of a run's deleted
+// NodePool may appear before cleanup after an incident is done: longer
+// than Karpenter's largest batch window (10 s).
+const quietAfterIncident = 15 * time.Second
+
+// sweepAfterIncident is cleanup's last step when a component failed
+// during the run. The informers of the observer, of Karpenter and of the
+// garbage collector were all cut off; what they saw gone is asked of the
+// API server, and a NodeClaim that Karpenter launched for the deleted
+// NodePool from its stale cache (seen once, in the spec that restarts the
+// API server) is deleted, until none has appeared for quietAfterIncident.
+func (r *Runner) sweepAfterIncident(ctx context.Context, objs *Objects, progress func(string)) error {
+	progress(fmt.Sprintf("a component failed during the run: asking the API server until namespace %s is gone and no NodeClaim or node of NodePool %s has appeared for %s",
+		objs.Namespace.Name, objs.NodePool.Name, quietAfterIncident))
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
-	reported := false
+	seen := time.Now()
 	for {
-		n, err := count(ctx)
-		if err == nil && n == 0 {
+		left, err := r.leftAfterIncident(ctx, objs)
+		switch {
+		case err != nil || len(left) > 0:
+			seen = time.Now()
+		case time.Since(seen) >= quietAfterIncident:
 			return nil
-		}
-		if !reported {
-			progress(fmt.Sprintf("the observer's informers have not caught up since the incident: asking the API server until %s is gone", what))
-			reported = true
 		}
 		select {
 		case <-ctx.Done():
 			if err == nil {
-				err = fmt.Errorf("%d left", n)
+				err = fmt.Errorf("left: %s", strings.Join(left, ", "))
 			}
-			return fmt.Errorf("failed waiting for the %s to be deleted: %w (%w)", what, err, ctx.Err())
+			return fmt.Errorf("failed to see the run's objects gone after the incident: %w (%w)", err, ctx.Err())
 		case <-tick.C:
 		}
 	}
+}
+
+// leftAfterIncident lists what of the run the API server still has, and
+// deletes the NodeClaims of the run's NodePool that are not being deleted.
+func (r *Runner) leftAfterIncident(ctx context.Context, objs *Objects) ([]string, error) {
+	var left []string
+	if err := r.client.Get(ctx, client.ObjectKeyFromObject(objs.Namespace), &corev1.Namespace{}); err == nil {
+		left = append(left, "Namespace/"+objs.Namespace.Name)
+	} else if !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	of := client.MatchingLabels{karpv1.NodePoolLabelKey: objs.NodePool.Name}
+	ncs := &karpv1.NodeClaimList{}
+	if err := r.client.List(ctx, ncs, of); err != nil {
+		return nil, err
+	}
+	for i := range ncs.Items {
+		nc := &ncs.Items[i]
+		left = append(left, "NodeClaim/"+nc.Name)
+		if nc.DeletionTimestamp.IsZero() {
+			r.progress(fmt.Sprintf("run %s: cleaning up: deleting NodeClaim %s, launched for the deleted NodePool", objs.Namespace.Name, nc.Name))
+			if err := r.client.Delete(ctx, nc); err != nil && !apierrors.IsNotFound(err) {
+				return nil, fmt.Errorf("failed to delete NodeClaim %s: %w", nc.Name, err)
+			}
+		}
+	}
+	nodes := &corev1.NodeList{}
+	if err := r.client.List(ctx, nodes, of); err != nil {
+		return nil, err
+	}
+	for _, n := range nodes.Items {
+		left = append(left, "Node/"+n.Name)
+	}
+	return left, nil
 }
 
 // Record runs a scenario n times and aggregates the runs into a baseline.
