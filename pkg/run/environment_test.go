@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -70,20 +71,34 @@ func TestLeftAfterIncidentDeletesLateNodeClaims(t *testing.T) {
 		Labels: map[string]string{karpv1.NodePoolLabelKey: "web-service-abcde"}}}
 	other := &karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "other-x1",
 		Labels: map[string]string{karpv1.NodePoolLabelKey: "other"}}}
-	c := fake.NewClientBuilder().WithScheme(kube.Scheme).WithObjects(objs.Namespace, late, other).Build()
+	orphan := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "kwok-web-service-abcde-x1",
+		Labels: map[string]string{karpv1.NodePoolLabelKey: "web-service-abcde"}}}
+	c := fake.NewClientBuilder().WithScheme(kube.Scheme).WithObjects(objs.Namespace, late, other, orphan).Build()
 	r := &Runner{client: c, progress: func(string) {}}
 	left, err := r.leftAfterIncident(context.Background(), objs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(left, ","); got != "Namespace/web-service-abcde,NodeClaim/web-service-abcde-x1" {
+	if got := strings.Join(left, ","); got != "Namespace/web-service-abcde,NodeClaim/web-service-abcde-x1,Node/kwok-web-service-abcde-x1" {
 		t.Fatalf("left = %s", got)
+	}
+	// The node waits while a NodeClaim of the NodePool exists: Karpenter
+	// terminates its own nodes.
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(orphan), &corev1.Node{}); err != nil {
+		t.Fatalf("the node was deleted while its NodeClaim existed: %v", err)
 	}
 	if err := c.Get(context.Background(), client.ObjectKeyFromObject(late), &karpv1.NodeClaim{}); !apierrors.IsNotFound(err) {
 		t.Fatalf("the late NodeClaim was not deleted: %v", err)
 	}
 	if err := c.Get(context.Background(), client.ObjectKeyFromObject(other), &karpv1.NodeClaim{}); err != nil {
 		t.Fatalf("another NodePool's NodeClaim must be left alone: %v", err)
+	}
+	// Next pass: no NodeClaim left, so the node is an orphan.
+	if left, err = r.leftAfterIncident(context.Background(), objs); err != nil || strings.Join(left, ",") != "Namespace/web-service-abcde,Node/kwok-web-service-abcde-x1" {
+		t.Fatalf("left = %v, %v", left, err)
+	}
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(orphan), &corev1.Node{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the orphaned node was not deleted: %v", err)
 	}
 	if err := c.Delete(context.Background(), objs.Namespace); err != nil {
 		t.Fatal(err)

@@ -313,7 +313,8 @@ func (r *Runner) sweepAfterIncident(ctx context.Context, objs *Objects, progress
 }
 
 // leftAfterIncident lists what of the run the API server still has, and
-// deletes the NodeClaims of the run's NodePool that are not being deleted.
+// deletes the NodeClaims of the run's NodePool that are not being deleted
+// and, once none is left, the NodePool's nodes.
 func (r *Runner) leftAfterIncident(ctx context.Context, objs *Objects) ([]string, error) {
 	var left []string
 	if err := r.client.Get(ctx, client.ObjectKeyFromObject(objs.Namespace), &corev1.Namespace{}); err == nil {
@@ -340,8 +341,18 @@ func (r *Runner) leftAfterIncident(ctx context.Context, objs *Objects) ([]string
 	if err := r.client.List(ctx, nodes, of); err != nil {
 		return nil, err
 	}
-	for _, n := range nodes.Items {
+	for i := range nodes.Items {
+		n := &nodes.Items[i]
 		left = append(left, "Node/"+n.Name)
+		// KWOK's provider creates the node of a launch; when the
+		// NodeClaim was deleted first, nothing of Karpenter's owns the
+		// node any more and it would stay Ready for good.
+		if len(ncs.Items) == 0 && n.DeletionTimestamp.IsZero() {
+			r.progress(fmt.Sprintf("run %s: cleaning up: deleting node %s, whose NodeClaim is gone", objs.Namespace.Name, n.Name))
+			if err := r.client.Delete(ctx, n); err != nil && !apierrors.IsNotFound(err) {
+				return nil, fmt.Errorf("failed to delete node %s: %w", n.Name, err)
+			}
+		}
 	}
 	return left, nil
 }
