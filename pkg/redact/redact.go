@@ -34,6 +34,8 @@ var rules = []rule{
 	{regexp.MustCompile(`(?i)\b(bearer|basic)(\s+)[A-Za-z0-9\-._~+/]{8,}=*`), "${1}${2}" + Mask},
 	// JSON Web Tokens (service-account tokens among them).
 	{regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]{4,}\.[A-Za-z0-9_-]*`), Mask},
+	// Passwords in URLs: postgres://app:s3cret@db:5432.
+	{regexp.MustCompile(`(\b[a-zA-Z][a-zA-Z0-9+.-]*://[^:/@\s]+:)[^@\s/]+@`), "${1}" + Mask + "@"},
 	// AWS access key ids.
 	{regexp.MustCompile(`\b(AKIA|ASIA)[0-9A-Z]{16}\b`), Mask},
 	// The value of a key that names a secret: password=…, "token": "…",

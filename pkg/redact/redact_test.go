@@ -17,7 +17,9 @@ func TestString(t *testing.T) {
 		{`--client-secret s3cr3t --v=2`, `--client-secret [REDACTED] --v=2`},
 		{`AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG key AKIAIOSFODNN7EXAMPLE`, `AWS_SECRET_ACCESS_KEY=[REDACTED] key [REDACTED]`},
 		{"key:\n-----BEGIN RSA PRIVATE KEY-----\nMIIEow\n-----END RSA PRIVATE KEY-----\nafter", "key:\n[REDACTED]\nafter"},
+		{`DB_URL=postgres://app:s3cret@db:5432/app`, `DB_URL=postgres://app:[REDACTED]@db:5432/app`},
 		// What the harness writes every day stays as it is.
+		{`Get "https://127.0.0.1:32764/readyz?timeout=3s": dial tcp 127.0.0.1:32764: connect: connection refused`, `Get "https://127.0.0.1:32764/readyz?timeout=3s": dial tcp 127.0.0.1:32764: connect: connection refused`},
 		{`secret "db-creds" not found`, `secret "db-creds" not found`},
 		{`0/3 nodes are available: 3 Insufficient cpu`, `0/3 nodes are available: 3 Insufficient cpu`},
 		{`launched nodeclaim web-abcde, instance-type c-4x-amd64-linux, zone test-zone-a, capacity-type on-demand`, `launched nodeclaim web-abcde, instance-type c-4x-amd64-linux, zone test-zone-a, capacity-type on-demand`},
