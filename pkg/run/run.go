@@ -322,6 +322,17 @@ func (r *Runner) leftAfterIncident(ctx context.Context, objs *Objects) ([]string
 	} else if !apierrors.IsNotFound(err) {
 		return nil, err
 	}
+	// remove deletes what is left and not being deleted yet.
+	remove := func(o client.Object, kind, why string) error {
+		if !o.GetDeletionTimestamp().IsZero() {
+			return nil
+		}
+		r.progress(fmt.Sprintf("run %s: cleaning up: deleting %s %s, %s", objs.Namespace.Name, kind, o.GetName(), why))
+		if err := r.client.Delete(ctx, o); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("failed to delete %s %s: %w", kind, o.GetName(), err)
+		}
+		return nil
+	}
 	of := client.MatchingLabels{karpv1.NodePoolLabelKey: objs.NodePool.Name}
 	ncs := &karpv1.NodeClaimList{}
 	if err := r.client.List(ctx, ncs, of); err != nil {
@@ -330,11 +341,8 @@ func (r *Runner) leftAfterIncident(ctx context.Context, objs *Objects) ([]string
 	for i := range ncs.Items {
 		nc := &ncs.Items[i]
 		left = append(left, "NodeClaim/"+nc.Name)
-		if nc.DeletionTimestamp.IsZero() {
-			r.progress(fmt.Sprintf("run %s: cleaning up: deleting NodeClaim %s, launched for the deleted NodePool", objs.Namespace.Name, nc.Name))
-			if err := r.client.Delete(ctx, nc); err != nil && !apierrors.IsNotFound(err) {
-				return nil, fmt.Errorf("failed to delete NodeClaim %s: %w", nc.Name, err)
-			}
+		if err := remove(nc, "NodeClaim", "launched for the deleted NodePool"); err != nil {
+			return nil, err
 		}
 	}
 	nodes := &corev1.NodeList{}
@@ -347,10 +355,9 @@ func (r *Runner) leftAfterIncident(ctx context.Context, objs *Objects) ([]string
 		// KWOK's provider creates the node of a launch; when the
 		// NodeClaim was deleted first, nothing of Karpenter's owns the
 		// node any more and it would stay Ready for good.
-		if len(ncs.Items) == 0 && n.DeletionTimestamp.IsZero() {
-			r.progress(fmt.Sprintf("run %s: cleaning up: deleting node %s, whose NodeClaim is gone", objs.Namespace.Name, n.Name))
-			if err := r.client.Delete(ctx, n); err != nil && !apierrors.IsNotFound(err) {
-				return nil, fmt.Errorf("failed to delete node %s: %w", n.Name, err)
+		if len(ncs.Items) == 0 {
+			if err := remove(n, "node", "whose NodeClaim is gone"); err != nil {
+				return nil, err
 			}
 		}
 	}
