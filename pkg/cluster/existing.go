@@ -130,10 +130,7 @@ func (e *Existing) Status(ctx context.Context) (Status, error) {
 	if err != nil {
 		return out, fmt.Errorf("failed to create a client for %s: %w", e.kubeconfig, err)
 	}
-	_, apiErr := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
-	if apiErr != nil {
-		apiErr = fmt.Errorf("%s/readyz: %w", cfg.Host, apiErr)
-	}
+	apiErr := apiServerReady(ctx, cs, cfg.Host)
 	out.Components = append(out.Components, component("kube-apiserver", apiErr, cfg.Host+"/readyz ok"))
 	if apiErr != nil {
 		return out, nil

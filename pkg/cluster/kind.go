@@ -234,10 +234,7 @@ func (k *kindPlane) restart(ctx context.Context, names []string) error {
 }
 
 func (k *kindPlane) components(ctx context.Context, cl *statusClients, cerr error) []ComponentStatus {
-	apiErr := cerr
-	if apiErr == nil {
-		_, apiErr = cl.clientset.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
-	}
+	apiErr := cl.apiServerReady(ctx, cerr)
 	out := []ComponentStatus{probed("kube-apiserver", apiErr, "kind control plane /readyz ok", 0, "")}
 	st, err := k.l.readState()
 	if err != nil {

@@ -328,10 +328,7 @@ func (k *kwokctlPlane) components(ctx context.Context, cl *statusClients, cerr e
 	add := func(name string, err error, ok string, pid int) {
 		out = append(out, probed(name, err, ok, pid, k.componentLog(name)))
 	}
-	apiErr := cerr
-	if apiErr == nil {
-		_, apiErr = cl.clientset.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx)
-	}
+	apiErr := cl.apiServerReady(ctx, cerr)
 	add("etcd", apiErr, "ready (through kube-apiserver /readyz)", pid("etcd"))
 	add("kube-apiserver", apiErr, "/readyz ok", pid("kube-apiserver"))
 	ports, perr := readKwokPorts(k.clusterDir())

@@ -222,6 +222,15 @@ var insecureLoopback = &http.Client{
 	Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}, //nolint:gosec
 }
 
+// apiServerReady asks the API server's /readyz (which includes etcd) with
+// the cluster's own credentials.
+func apiServerReady(ctx context.Context, cs kubernetes.Interface, host string) error {
+	if _, err := cs.Discovery().RESTClient().Get().AbsPath("/readyz").DoRaw(ctx); err != nil {
+		return fmt.Errorf("%s/readyz: %w", host, err)
+	}
+	return nil
+}
+
 func httpOK(ctx context.Context, url string) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
@@ -397,6 +406,16 @@ func (l *Local) restartKarpenter(ctx context.Context, via string) error {
 type statusClients struct {
 	clientset *kubernetes.Clientset
 	client    client.Client
+	host      string
+}
+
+// apiServerReady is the API server's readiness, or cerr, the error that
+// left Status without clients (c is nil then).
+func (c *statusClients) apiServerReady(ctx context.Context, cerr error) error {
+	if cerr != nil {
+		return cerr
+	}
+	return apiServerReady(ctx, c.clientset, c.host)
 }
 
 func (l *Local) clients() (*statusClients, error) {
@@ -418,7 +437,7 @@ func (l *Local) clients() (*statusClients, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to create a client: %w", err)
 	}
-	l.cached = &statusClients{clientset: cs, client: c}
+	l.cached = &statusClients{clientset: cs, client: c, host: cfg.Host}
 	return l.cached, nil
 }
 
