@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/nodeprint/nodeprint/pkg/faults"
@@ -44,7 +45,17 @@ func CheckExisting(s *scenario.Scenario, catalog string) error {
 	return nil
 }
 
+// sameFile is whether a and b name one file: --catalog is relative to the
+// working directory or reached through a symbolic link as often as not,
+// while the loader's path is under the fixtures directory. Paths that do
+// not exist (the generic catalog before the toolchain is built) compare as
+// cleaned absolute paths.
 func sameFile(a, b string) bool {
+	if ai, err := os.Stat(a); err == nil {
+		if bi, err := os.Stat(b); err == nil {
+			return os.SameFile(ai, bi)
+		}
+	}
 	aa, err1 := filepath.Abs(a)
 	bb, err2 := filepath.Abs(b)
 	return err1 == nil && err2 == nil && filepath.Clean(aa) == filepath.Clean(bb)

@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -14,6 +15,11 @@ import (
 func TestCheckExisting(t *testing.T) {
 	l := &scenario.Loader{FixturesDir: "../../fixtures", GenericCatalog: "generic.json", ValidateFault: faults.Validate}
 	aws, _ := filepath.Abs("../../fixtures/catalogs/aws-small.json")
+	// --catalog through a symbolic link names the same file.
+	awsLink := filepath.Join(t.TempDir(), "catalog.json")
+	if err := os.Symlink(aws, awsLink); err != nil {
+		t.Fatal(err)
+	}
 	for _, tc := range []struct {
 		file, catalog, field, want string
 	}{
@@ -25,6 +31,8 @@ func TestCheckExisting(t *testing.T) {
 		{file: "faults/slow-boot.yaml", catalog: "generic.json", field: "spec.fault.name", want: "slow-boot is an infrastructure (L1) fault"},
 		{file: "aws-families.yaml", catalog: "generic.json", field: "spec.catalog", want: `needs catalog "aws-small"`},
 		{file: "aws-families.yaml", catalog: aws},
+		{file: "aws-families.yaml", catalog: awsLink},
+		{file: "aws-families.yaml", catalog: "../../fixtures/catalogs/aws-small.json"},
 		{file: "web-service.yaml", catalog: aws, field: "spec.catalog", want: "pass --catalog"},
 	} {
 		t.Run(tc.file+" on "+filepath.Base(tc.catalog), func(t *testing.T) {
