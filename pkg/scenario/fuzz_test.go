@@ -1,11 +1,9 @@
 package scenario
 
 import (
-	"errors"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/nodeprint/nodeprint/pkg/strictyaml/strictyamltest"
 )
 
 // FuzzParse feeds the scenario decoder arbitrary bytes. It must never
@@ -13,27 +11,13 @@ import (
 // scenario it accepts must hold what validation promises. Seeds: every
 // committed scenario, plus testdata/fuzz/FuzzParse (malformed inputs).
 func FuzzParse(f *testing.F) {
-	files, _ := filepath.Glob("../../fixtures/scenarios/*.yaml")
-	more, _ := filepath.Glob("../../fixtures/scenarios/*/*.yaml")
-	for _, p := range append(files, more...) {
-		b, err := os.ReadFile(p)
-		if err != nil {
-			f.Fatal(err)
-		}
-		f.Add(b)
-	}
+	strictyamltest.Seed(f, "../../fixtures/scenarios/*.yaml", "../../fixtures/scenarios/*/*.yaml")
 	f.Add([]byte(valid))
 	l := &Loader{FixturesDir: "../../fixtures", GenericCatalog: "/nonexistent/generic.json"}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := l.Parse("fuzz.yaml", data)
 		if err != nil {
-			var fe *FieldError
-			if !errors.As(err, &fe) {
-				t.Fatalf("want a *FieldError, got %T: %v", err, err)
-			}
-			if !strings.Contains(err.Error(), "fuzz.yaml") {
-				t.Fatalf("the error does not name the file: %v", err)
-			}
+			strictyamltest.CheckRejection(t, err, "fuzz.yaml")
 			return
 		}
 		if len(s.Spec.Workloads) == 0 || s.Metadata.Name == "" {
