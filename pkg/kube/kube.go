@@ -58,9 +58,36 @@ func Config(kubeconfig string) (*rest.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("failed to load kubeconfig %s: %w", kubeconfig, err)
 	}
+	if err := inlineClientCert(cfg); err != nil {
+		return nil, fmt.Errorf("failed to load kubeconfig %s: %w", kubeconfig, err)
+	}
 	cfg.QPS, cfg.Burst = 200, 400
 	cfg.Timeout = 30 * time.Second
 	return cfg, nil
+}
+
+// inlineClientCert reads a client certificate and key given as files into
+// the config. Given files, client-go starts a goroutine per transport that
+// re-reads them every few minutes and is never stopped: one leaks per
+// cluster a long process (bench, the lifecycle suite) starts, and once
+// Down has removed the cluster's directory each logs "no such file" until
+// the process exits. nodeprint's clusters never rotate a certificate in
+// place (a cluster started again gets new clients).
+func inlineClientCert(cfg *rest.Config) error {
+	tls := &cfg.TLSClientConfig
+	if tls.CertFile == "" || tls.KeyFile == "" || len(tls.CertData) > 0 || len(tls.KeyData) > 0 {
+		return nil
+	}
+	cert, err := os.ReadFile(tls.CertFile)
+	if err != nil {
+		return fmt.Errorf("failed to read the client certificate: %w", err)
+	}
+	key, err := os.ReadFile(tls.KeyFile)
+	if err != nil {
+		return fmt.Errorf("failed to read the client key: %w", err)
+	}
+	tls.CertData, tls.KeyData, tls.CertFile, tls.KeyFile = cert, key, "", ""
+	return nil
 }
 
 // NewClient returns a controller-runtime client for the kubeconfig.
