@@ -328,8 +328,10 @@ func (k *kwokctlPlane) components(ctx context.Context, cl *statusClients, cerr e
 	add := func(name string, err error, ok string, pid int) {
 		out = append(out, probed(name, err, ok, pid, k.componentLog(name)))
 	}
+	through := func(via string) { out[len(out)-1].Via = via }
 	apiErr := cl.apiServerReady(ctx, cerr)
 	add("etcd", apiErr, "ready (through kube-apiserver /readyz)", pid("etcd"))
+	through("kube-apiserver")
 	add("kube-apiserver", apiErr, "/readyz ok", pid("kube-apiserver"))
 	ports, perr := readKwokPorts(k.clusterDir())
 	probe := func(name, scheme string, port int) {
@@ -352,5 +354,6 @@ func (k *kwokctlPlane) components(ctx context.Context, cl *statusClients, cerr e
 		msErr = apiServiceAvailable(ctx, cl.client, "v1beta1.metrics.k8s.io")
 	}
 	add("metrics-server", msErr, "APIService v1beta1.metrics.k8s.io available", pid("metrics-server"))
+	through("kube-apiserver")
 	return out
 }

@@ -205,7 +205,10 @@ func (l *Local) componentLog(name string) string {
 func unhealthy(st Status) string {
 	var out []string
 	for _, c := range st.Components {
-		if !c.Healthy {
+		switch {
+		case st.Blocked(c):
+			out = append(out, c.Name+" (asked through "+c.Via+")")
+		case !c.Healthy:
 			out = append(out, c.Name+" ("+c.Detail+")")
 		}
 	}

@@ -52,3 +52,23 @@ func TestAPIServerReady(t *testing.T) {
 		t.Fatalf("no clients: %v, want %v", err, cerr)
 	}
 }
+
+func TestUnhealthyNamesTheComponentAFailureGoesThrough(t *testing.T) {
+	st := Status{Exists: true, Components: []ComponentStatus{
+		{Name: "etcd", Detail: "connection refused", Via: "kube-apiserver"},
+		{Name: "kube-apiserver", Detail: "connection refused"},
+		{Name: "metrics-server", Detail: "connection refused", Via: "kube-apiserver", PID: 7, Exited: true},
+		{Name: "karpenter", Healthy: true},
+	}}
+	want := "etcd (asked through kube-apiserver), kube-apiserver (connection refused), metrics-server (connection refused)"
+	if got := unhealthy(st); got != want {
+		t.Fatalf("unhealthy = %q, want %q", got, want)
+	}
+	st.Components[1].Healthy = true
+	if st.Blocked(st.Components[0]) {
+		t.Fatal("etcd failing with the API server healthy is etcd's own failure")
+	}
+	if got := unhealthy(st); got != "etcd (connection refused), metrics-server (connection refused)" {
+		t.Fatalf("unhealthy = %q", got)
+	}
+}

@@ -68,6 +68,25 @@ type ComponentStatus struct {
 	Exited bool
 	// Log is the component's log file, where the harness knows it.
 	Log string
+	// Via names the component this one is probed through (etcd through the
+	// API server's /readyz, metrics-server through its APIService): while
+	// that one is unhealthy, this one's failed probe says nothing about it.
+	Via string
+}
+
+// Blocked reports whether c's probe failed only because the component it
+// is asked through is unhealthy too. A process that exited is never
+// blocked: that is its own failure.
+func (s Status) Blocked(c ComponentStatus) bool {
+	if c.Healthy || c.Exited || c.Via == "" {
+		return false
+	}
+	for _, o := range s.Components {
+		if o.Name == c.Via {
+			return !o.Healthy
+		}
+	}
+	return false
 }
 
 // Event is a progress report from a long operation.

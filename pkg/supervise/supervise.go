@@ -234,7 +234,7 @@ func (w *Watcher) probe(ctx context.Context) error {
 	if err != nil {
 		readable.Detail = "status unreadable: " + err.Error()
 	}
-	w.observe(now, readable)
+	w.observe(now, readable, false)
 	if err != nil {
 		return err
 	}
@@ -243,15 +243,17 @@ func (w *Watcher) probe(ctx context.Context) error {
 		w.opts.progress(fmt.Sprintf("environment: a status probe took longer than %s", w.opts.timeout))
 	}
 	for _, cs := range st.Components {
-		w.observe(now, cs)
+		w.observe(now, cs, st.Blocked(cs))
 	}
 	return nil
 }
 
-// observe applies one component's status. Called with probeMu held.
-func (w *Watcher) observe(now time.Time, cs cluster.ComponentStatus) {
+// observe applies one component's status; blocked: its probe failed only
+// because the component it is asked through is unhealthy. Called with
+// probeMu held.
+func (w *Watcher) observe(now time.Time, cs cluster.ComponentStatus, blocked bool) {
 	w.mu.Lock()
-	incidents, recovered, wait := w.update(now, cs)
+	incidents, recovered, wait := w.update(now, cs, blocked)
 	w.mu.Unlock()
 	if recovered {
 		w.opts.progress(fmt.Sprintf("environment: %s is healthy again", cs.Name))
@@ -267,7 +269,7 @@ func (w *Watcher) observe(now time.Time, cs cluster.ComponentStatus) {
 // update is observe's bookkeeping, with mu held: the incidents the status
 // shows, whether a down component is healthy again, and a pid to start
 // waiting on (0: none).
-func (w *Watcher) update(now time.Time, cs cluster.ComponentStatus) (incidents []Incident, recovered bool, wait int) {
+func (w *Watcher) update(now time.Time, cs cluster.ComponentStatus, blocked bool) (incidents []Incident, recovered bool, wait int) {
 	c := w.comps[cs.Name]
 	first := c == nil
 	if first {
@@ -279,7 +281,7 @@ func (w *Watcher) update(now time.Time, cs cluster.ComponentStatus) (incidents [
 	switch {
 	case first:
 		// Learn the component; one that is down already is reported.
-		if !cs.Healthy {
+		if !cs.Healthy && !blocked {
 			c.down = true
 			add("unhealthy when supervision started: " + cs.Detail)
 		}
@@ -304,8 +306,10 @@ func (w *Watcher) update(now time.Time, cs cluster.ComponentStatus) (incidents [
 	case cs.Healthy:
 		c.failing, c.down = time.Time{}, false
 	case cs.Exited:
-	case w.planned(cs.Name, 0):
-		// The provider is restarting it: failing is expected, from now.
+	case w.planned(cs.Name, 0), blocked:
+		// The provider is restarting it, or the component it is asked
+		// through is down (an incident of its own): its own failure counts
+		// from when it can be asked again.
 		c.failing = time.Time{}
 	default:
 		if c.failing.IsZero() {

@@ -242,3 +242,57 @@ func TestUnreadableStatusIsAnIncident(t *testing.T) {
 		t.Fatalf("Down() = %v", d)
 	}
 }
+
+// When the API server dies, etcd and metrics-server (asked through it)
+// fail their probes too; the incident is the API server's alone. Once it
+// answers again, a component that still fails is its own incident.
+func TestFailuresThroughADownComponentAreNotIncidents(t *testing.T) {
+	through := func(c cluster.ComponentStatus) cluster.ComponentStatus { c.Via = "kube-apiserver"; return c }
+	refused := func(name string, pid int) cluster.ComponentStatus {
+		return through(cluster.ComponentStatus{Name: name, PID: pid, Detail: "connection refused"})
+	}
+	src := newScript(healthy("kube-apiserver", 10), through(healthy("etcd", 20)), through(healthy("metrics-server", 30)))
+	began := time.Now()
+	w := start(t, src)
+	stepped(w, began)
+	probe := func(comps ...cluster.ComponentStatus) {
+		for _, c := range comps {
+			src.set(c)
+		}
+		w.Check(context.Background(), began)
+	}
+	probe(cluster.ComponentStatus{Name: "kube-apiserver", PID: 10, Exited: true, Detail: "process 10 exited"}, refused("etcd", 20), refused("metrics-server", 30))
+	for range 5 { // 20 s, twice the threshold
+		probe()
+	}
+	if got := whats(w.Since(began)); got != "kube-apiserver exited (pid 10)" {
+		t.Fatalf("API server down: incidents %q, want only the API server's exit", got)
+	}
+	if got := strings.Join(w.Down(), ","); got != "kube-apiserver" {
+		t.Fatalf("Down() = %q, want kube-apiserver", got)
+	}
+	// Back, but etcd now fails on its own.
+	probe(healthy("kube-apiserver", 11), through(healthy("metrics-server", 30)))
+	for range 3 {
+		probe()
+	}
+	want := "kube-apiserver exited (pid 10); kube-apiserver restarted (pid 10 → 11); etcd unhealthy for 12s: connection refused"
+	if got := whats(w.Since(began)); got != want {
+		t.Fatalf("incidents %q, want %q", got, want)
+	}
+	if got := strings.Join(w.Down(), ","); got != "etcd" {
+		t.Fatalf("Down() = %q, want etcd", got)
+	}
+}
+
+// A component asked through one that is down at the start is not reported
+// as down itself.
+func TestBlockedAtStartIsNotReported(t *testing.T) {
+	src := newScript(cluster.ComponentStatus{Name: "kube-apiserver", PID: 10, Detail: "connection refused"},
+		cluster.ComponentStatus{Name: "etcd", PID: 20, Detail: "connection refused", Via: "kube-apiserver"})
+	began := time.Now()
+	w := start(t, src)
+	if got := whats(w.Since(began)); got != "kube-apiserver unhealthy when supervision started: connection refused" {
+		t.Errorf("incidents = %q", got)
+	}
+}
