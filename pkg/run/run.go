@@ -38,8 +38,10 @@ type Runner struct {
 	catalogs CatalogSwitcher
 	progress func(string)
 	cleanup  time.Duration
-	watch    *supervise.Watcher
-	grace    time.Duration
+	// sweepQuiet is quietAfterIncident but in tests.
+	sweepQuiet time.Duration
+	watch      *supervise.Watcher
+	grace      time.Duration
 }
 
 // Option configures a Runner.
@@ -62,7 +64,7 @@ func NewRunner(kubeconfig string, catalogs CatalogSwitcher, opts ...Option) (*Ru
 	if err != nil {
 		return nil, fmt.Errorf("failed to create a client: %w", err)
 	}
-	r := &Runner{config: cfg, client: c, catalogs: catalogs, progress: func(string) {}, cleanup: 3 * time.Minute, grace: 30 * time.Second}
+	r := &Runner{config: cfg, client: c, catalogs: catalogs, progress: func(string) {}, cleanup: 3 * time.Minute, grace: 30 * time.Second, sweepQuiet: quietAfterIncident}
 	for _, o := range opts {
 		o(r)
 	}
@@ -242,14 +244,55 @@ func (r *Runner) run(ctx context.Context, s *scenario.Scenario, h hooks) (res *R
 // informers, until Karpenter has removed every NodeClaim of the run's
 // NodePool and the namespace is gone. It waits no longer than Karpenter
 // takes: a node's drain lasts at least Karpenter's minimum drain time (5 s).
-func (r *Runner) cleanupRun(ctx context.Context, objs *Objects, ob *observe.Observer, since time.Time) error {
+// A component that fails under cleanup stops the waiting at once, as it
+// stops a run's: a dead Karpenter removes no NodeClaim however long one
+// waits. Cleanup then starts over once every component is up again, or
+// leaves the objects in place when one stays down.
+func (r *Runner) cleanupRun(ctx context.Context, objs *Objects, ob goneWaiter, since time.Time) error {
 	r.progress("run " + objs.Namespace.Name + ": cleaning up")
 	progress := func(msg string) { r.progress("run " + objs.Namespace.Name + ": cleaning up: " + msg) }
-	if down := r.awaitRecovery(ctx, progress); len(down) > 0 {
-		return fmt.Errorf("left namespace %s, NodePool %s and node class %s in place: %s still down (a temporary cluster is removed with them; "+
-			"on a cluster you keep, `nodeprint cluster restart` the component and delete them)",
-			objs.Namespace.Name, objs.NodePool.Name, objs.NodeClass.Name, strings.Join(down, ", "))
+	for attempt := 1; ; attempt++ {
+		if down := r.awaitRecovery(ctx, progress); len(down) > 0 {
+			return fmt.Errorf("left namespace %s, NodePool %s and node class %s in place: %s still down (a temporary cluster is removed with them; "+
+				"on a cluster you keep, `nodeprint cluster restart` the component and delete them)",
+				objs.Namespace.Name, objs.NodePool.Name, objs.NodeClass.Name, strings.Join(down, ", "))
+		}
+		actx, stop := r.abortOnIncident(ctx, objs.Namespace.Name, time.Now())
+		err := r.deleteRun(actx, objs, ob, progress)
+		stop()
+		var ee *EnvironmentError
+		if ctx.Err() == nil && errors.As(context.Cause(actx), &ee) {
+			if attempt < cleanupAttempts {
+				progress("stopped waiting: " + supervise.Incidents(ee.Incidents))
+				continue
+			}
+			return fmt.Errorf("gave up after %d attempts, a component failed under each: %s", attempt, supervise.Incidents(ee.Incidents))
+		}
+		if err != nil {
+			return err
+		}
+		break
 	}
+	if r.watch != nil && len(r.watch.Since(since)) > 0 {
+		return r.sweepAfterIncident(ctx, objs, progress)
+	}
+	return nil
+}
+
+// cleanupAttempts bounds how often cleanup starts over after a component
+// failed under it and came back.
+const cleanupAttempts = 3
+
+// goneWaiter is what cleanup waits on: the run's observer.
+type goneWaiter interface {
+	WaitNodeClaimsGone(ctx context.Context, progress func(string)) error
+	WaitNamespaceGone(ctx context.Context, progress func(string)) error
+}
+
+// deleteRun deletes the run's objects and waits until they are gone.
+// Deleting again what is already being deleted is harmless, so cleanup
+// can start it over.
+func (r *Runner) deleteRun(ctx context.Context, objs *Objects, ob goneWaiter, progress func(string)) error {
 	var errs []error
 	del := func(o client.Object) {
 		if err := r.client.Delete(ctx, o, client.PropagationPolicy("Background")); err != nil && !apierrors.IsNotFound(err) {
@@ -268,11 +311,6 @@ func (r *Runner) cleanupRun(ctx context.Context, objs *Objects, ob *observe.Obse
 	if err := ob.WaitNamespaceGone(ctx, progress); err != nil {
 		errs = append(errs, fmt.Errorf("failed waiting for namespace %s to be deleted: %w", objs.Namespace.Name, err))
 	}
-	if r.watch != nil && len(r.watch.Since(since)) > 0 && len(errs) == 0 {
-		if err := r.sweepAfterIncident(ctx, objs, progress); err != nil {
-			errs = append(errs, err)
-		}
-	}
 	return errors.Join(errs...)
 }
 
@@ -288,8 +326,8 @@ const quietAfterIncident = 15 * time.Second
 // NodePool from its stale cache (seen once, in the spec that restarts the
 // API server) is deleted, until none has appeared for quietAfterIncident.
 func (r *Runner) sweepAfterIncident(ctx context.Context, objs *Objects, progress func(string)) error {
-	progress(fmt.Sprintf("a component failed during the run: asking the API server until namespace %s is gone and no NodeClaim or node of NodePool %s has appeared for %s",
-		objs.Namespace.Name, objs.NodePool.Name, quietAfterIncident))
+	progress(fmt.Sprintf("a component failed since the run began: asking the API server until namespace %s is gone and no NodeClaim or node of NodePool %s has appeared for %s",
+		objs.Namespace.Name, objs.NodePool.Name, r.sweepQuiet))
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	seen := time.Now()
@@ -298,7 +336,7 @@ func (r *Runner) sweepAfterIncident(ctx context.Context, objs *Objects, progress
 		switch {
 		case err != nil || len(left) > 0:
 			seen = time.Now()
-		case time.Since(seen) >= quietAfterIncident:
+		case time.Since(seen) >= r.sweepQuiet:
 			return nil
 		}
 		select {

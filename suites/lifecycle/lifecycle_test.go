@@ -182,6 +182,44 @@ var _ = Describe("nodeprint run", Label("suite:lifecycle"), func() {
 		Entry("the API server restarted while the workloads are applied", "kube-apiserver", ": applying namespace", "web-service", true, SpecTimeout(5*time.Minute)),
 	)
 
+	// The verdict was taken on a healthy cluster before cleanup began, so
+	// it stands; cleanup itself stops waiting, starts over once the API
+	// server is back and then asks the API server what is left.
+	It("keeps the verdict of a run whose cleanup the API server restarts under, and leaves nothing", func(ctx SpecContext) {
+		name := fmt.Sprintf("lc-clean-%d", os.Getpid())
+		DeferCleanup(cli.Run, "cluster", "down", "--name", name, NodeTimeout(2*time.Minute))
+		cli.ExpectRun(ctx, 0, "cluster", "up", "--name", name)
+		res := cli.ExpectActAt(ctx, ": cleaning up", "restarting kube-apiserver", func(int) {
+			cli.ExpectRun(ctx, 0, "cluster", "restart", "kube-apiserver", "--name", name)
+		}, "run", "web-service", "--cluster", name)
+		Expect(res.Code).To(Equal(0), "stdout:\n%s\nstderr:\n%s", res.Stdout, res.Stderr)
+		Expect(res.Stdout).To(ContainSubstring("PASS web-service"))
+		Expect(res.Stderr).To(MatchRegexp(`cleaning up: stopped waiting: kube-apiserver (exited|restarted)`))
+		Expect(res.Stderr).To(ContainSubstring("cleaning up: every component is up again"))
+		kubeconfig := strings.TrimSpace(cli.ExpectRun(ctx, 0, "cluster", "kubeconfig", "--name", name).Stdout)
+		environment.New(kubeconfig).ExpectNoFaultLeftovers(ctx)
+		cli.ExpectRun(ctx, 0, "cluster", "status", "--name", name)
+	}, SpecTimeout(5*time.Minute))
+
+	// Recording is a run like the others: a baseline taken while a
+	// component was down would turn every later verify into a false
+	// regression. Karpenter dies here while the first of two runs is
+	// cleaned up, when nothing but its NodeClaims are left to wait for.
+	It("writes no baseline when Karpenter dies while a recorded run is cleaned up, stops waiting for it and exits 3", func(ctx SpecContext) {
+		dir := GinkgoT().TempDir()
+		res := cli.ExpectActAt(ctx, ": cleaning up", "killing karpenter", func(pid int) {
+			Expect(syscall.Kill(cli.ExpectComponentPID(ctx, fmt.Sprintf("np-%d", pid), "karpenter"), syscall.SIGKILL)).To(Succeed())
+		}, "record", "web-service", "--runs", "2", "--fingerprints", dir)
+		Expect(res.Code).To(Equal(3), "exit code says environment; stdout:\n%s\nstderr:\n%s", res.Stdout, res.Stderr)
+		Expect(res.Stderr).To(MatchRegexp(`run 1 of 2: run \S+: the environment failed: karpenter exited`))
+		// Nobody restarts a component of the run's own cluster: cleanup
+		// stops waiting at once and the teardown removes what is left.
+		Expect(res.Stderr).To(ContainSubstring("in place: karpenter still down"))
+		Expect(res.Stdout+res.Stderr).NotTo(MatchRegexp(`L[123]-(infrastructure|orchestration|application)`), "no layer is blamed")
+		Expect(os.ReadDir(dir)).To(BeEmpty(), "no baseline is written")
+		cli.ExpectNothingLeft(ctx, fmt.Sprintf("np-%d", res.PID), nil)
+	}, SpecTimeout(4*time.Minute))
+
 	It("keeps observing across an API server restart: its informers recover", func(ctx SpecContext) {
 		name := fmt.Sprintf("lc-obs-%d", os.Getpid())
 		DeferCleanup(cli.Run, "cluster", "down", "--name", name, NodeTimeout(2*time.Minute))
