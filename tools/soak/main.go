@@ -72,7 +72,10 @@ func soakRuns(ctx context.Context, runs int, out string, timeout time.Duration, 
 				continue
 			}
 		}
-		logf(start, "repetition %d of %d: go test %s (log: %s)", i, runs, strings.Join(pkgs, " "), filepath.Join(dir, "go-test.log"))
+		// go test compiles the tree as it is now: a commit made since the
+		// soak began is what this repetition tests.
+		at := gitCommit()
+		logf(start, "repetition %d of %d at commit %s: go test %s (log: %s)", i, runs, at, strings.Join(pkgs, " "), filepath.Join(dir, "go-test.log"))
 		rep, err := repetition(ctx, start, dir, timeout, pkgs)
 		if ctx.Err() != nil {
 			logf(start, "interrupted in repetition %d; the suites stopped their clusters", i)
@@ -84,7 +87,7 @@ func soakRuns(ctx context.Context, runs int, out string, timeout time.Duration, 
 		}
 		reps = append(reps, rep)
 		// Finished (whatever its outcome): -resume keeps it.
-		if err := os.WriteFile(filepath.Join(dir, "commit"), []byte(commit+"\n"), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, "commit"), []byte(at+"\n"), 0o644); err != nil {
 			logf(start, "repetition %d: %v", i, err)
 		}
 		s := soak.Compare(reps)
@@ -224,12 +227,18 @@ func finished(dir string, pkgs []string) (soak.Repetition, string, bool) {
 	return rep, strings.TrimSpace(string(b)), true
 }
 
+// gitCommit is HEAD's short hash, "-dirty" when tracked files differ
+// from it (the repetition then tests uncommitted changes).
 func gitCommit() string {
 	out, err := exec.Command("git", "rev-parse", "--short", "HEAD").Output()
 	if err != nil {
 		return "unknown"
 	}
-	return strings.TrimSpace(string(out))
+	commit := strings.TrimSpace(string(out))
+	if exec.Command("git", "diff", "--quiet", "HEAD").Run() != nil {
+		commit += "-dirty"
+	}
+	return commit
 }
 
 func writeSummary(out string, s *soak.Summary) error {
