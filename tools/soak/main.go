@@ -106,6 +106,20 @@ func soakRuns(ctx context.Context, runs int, out string, timeout time.Duration, 
 	return 0
 }
 
+// interruptible is a command that ctx's end interrupts: SIGINT to its
+// whole process group, since go test does not pass a signal on to the test
+// binary it runs, and the suites stop their clusters only on SIGINT (a
+// kill would leave them). The group is its own, so a Ctrl-C in the
+// terminal reaches the soak, which passes it on, and not the suites twice.
+func interruptible(ctx context.Context, name string, args ...string) *exec.Cmd {
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGINT) }
+	// Cleanup of a 1,000-pod scenario takes a minute or two.
+	cmd.WaitDelay = 5 * time.Minute
+	return cmd
+}
+
 // repetition runs go test once and collects each suite's report.
 func repetition(ctx context.Context, start time.Time, dir string, timeout time.Duration, pkgs []string) (soak.Repetition, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -125,10 +139,7 @@ func repetition(ctx context.Context, start time.Time, dir string, timeout time.D
 	defer logFile.Close()
 	args := append([]string{"test", "-p", "1", "-count=1", "-v", "-timeout", timeout.String()}, pkgs...)
 	args = append(args, "-args", "-ginkgo.v")
-	cmd := exec.CommandContext(ctx, "go", args...)
-	// The suites stop their clusters on SIGINT; a kill would leave them.
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGINT) }
-	cmd.WaitDelay = 5 * time.Minute
+	cmd := interruptible(ctx, "go", args...)
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		return nil, err

@@ -1,8 +1,11 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -41,5 +44,38 @@ func TestFinishedRepetitions(t *testing.T) {
 	}
 	if _, ok := rep["faults"]; ok {
 		t.Fatal("a suite that wrote no report has none")
+	}
+}
+
+// Interrupting the soak interrupts what go test runs, not only go test:
+// the grandchild here stands for the suite binary that must stop its
+// cluster.
+func TestInterruptReachesTheWholeGroup(t *testing.T) {
+	got := filepath.Join(t.TempDir(), "got")
+	ready := filepath.Join(t.TempDir(), "ready")
+	ctx, cancel := context.WithCancel(context.Background())
+	// The grandchild stands for the suite binary; "; true" keeps the
+	// outer shell from exec'ing it, so it is not the process signalled.
+	script := `sh -c 'trap "echo interrupted > ` + got + `; exit 0" INT; touch ` + ready + `; while :; do sleep 0.1; done'; true`
+	cmd := interruptible(ctx, "sh", "-c", script)
+	cmd.WaitDelay = 10 * time.Second
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Whatever the outcome, nothing of the group outlives the test.
+	t.Cleanup(func() { _ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) })
+	for i := 0; ; i++ {
+		if _, err := os.Stat(ready); err == nil {
+			break
+		}
+		if i == 500 {
+			t.Fatal("the grandchild did not start")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	_ = cmd.Wait()
+	if b, err := os.ReadFile(got); err != nil || strings.TrimSpace(string(b)) != "interrupted" {
+		t.Fatalf("the grandchild was not interrupted: %q, %v", b, err)
 	}
 }
