@@ -38,7 +38,7 @@ type Runner struct {
 	catalogs CatalogSwitcher
 	progress func(string)
 	cleanup  time.Duration
-	// sweepQuiet is quietAfterIncident but in tests.
+	// sweepQuiet is quietAfterIncident; tests shorten it.
 	sweepQuiet time.Duration
 	watch      *supervise.Watcher
 	grace      time.Duration
