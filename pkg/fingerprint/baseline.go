@@ -3,9 +3,11 @@ package fingerprint
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -46,6 +48,9 @@ type Baseline struct {
 	Outcomes    Outcomes        `json:"outcomes"`
 	// Note explains, for a non-deterministic scenario, where its spread comes from.
 	Note string `json:"note,omitempty"`
+	// Accepted are the runs among Runs that were added from a report
+	// (nodeprint accept) rather than recorded.
+	Accepted []AcceptedRun `json:"accepted,omitempty"`
 }
 
 // Environment records what the baseline was recorded with.
@@ -149,39 +154,90 @@ func NewBaseline(scenario string, env Environment, fps []*Fingerprint) (*Baselin
 	if len(fps) == 0 {
 		return nil, errors.New("a baseline needs at least one run")
 	}
-	b := &Baseline{SchemaVersion: SchemaVersion, Scenario: scenario, Environment: env, Runs: len(fps), Outcomes: fps[0].Outcomes}
-	bySel := map[string]*SeenSelection{}
-	var p50, p90, c50, c90 []float64
-	for i, fp := range fps {
-		k := fp.Selection.Key()
-		if s, ok := bySel[k]; ok {
-			s.Runs++
-		} else {
-			bySel[k] = &SeenSelection{InstanceTypes: fp.Selection.InstanceTypes, Nodes: fp.Selection.Nodes, HourlyCost: fp.Selection.HourlyCost, Runs: 1}
+	b := &Baseline{SchemaVersion: SchemaVersion, Scenario: scenario, Environment: env, Outcomes: fps[0].Outcomes}
+	if err := b.add(fps); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// AcceptedRun is a run a report observed that was added to the baseline
+// afterwards (nodeprint accept): its spread was judged noise by a person,
+// whose reason is kept for the next reviewer.
+type AcceptedRun struct {
+	Run    string `json:"run"`
+	Reason string `json:"reason"`
+}
+
+// Add returns a copy of the baseline with more runs in it, as if they had
+// been recorded with the others: the spread only grows, nothing seen before
+// is dropped. A run that ended differently (outcomes) is refused, as in
+// NewBaseline.
+func (b *Baseline) Add(fps ...*Fingerprint) (*Baseline, error) {
+	if len(fps) == 0 {
+		return nil, errors.New("no run to add")
+	}
+	nb := b.clone()
+	if err := nb.add(fps); err != nil {
+		return nil, err
+	}
+	return nb, nil
+}
+
+func (b *Baseline) clone() *Baseline {
+	nb := *b
+	nb.Selections = make([]SeenSelection, len(b.Selections))
+	for i, s := range b.Selections {
+		s.InstanceTypes = maps.Clone(s.InstanceTypes)
+		nb.Selections[i] = s
+	}
+	nb.Environment.KarpenterSettings = maps.Clone(b.Environment.KarpenterSettings)
+	nb.Accepted = slices.Clone(b.Accepted)
+	for _, s := range []*Samples{&nb.Timing.PodReadyP50, &nb.Timing.PodReadyP90, &nb.Timing.NodeClaimReadyP50, &nb.Timing.NodeClaimReadyP90} {
+		s.Values = slices.Clone(s.Values)
+	}
+	return &nb
+}
+
+// add folds runs into b, which holds b.Runs runs already (none for a new one).
+func (b *Baseline) add(fps []*Fingerprint) error {
+	bySel := map[string]int{}
+	for i, s := range b.Selections {
+		bySel[s.Key()] = i
+	}
+	t := &b.Timing
+	p50, p90, c50, c90 := t.PodReadyP50.Values, t.PodReadyP90.Values, t.NodeClaimReadyP50.Values, t.NodeClaimReadyP90.Values
+	for _, fp := range fps {
+		first := b.Runs == 0
+		b.Runs++
+		if fp.Outcomes != b.Outcomes {
+			return fmt.Errorf("run %d ended with %+v, run 1 with %+v: a baseline must end the same way every run", b.Runs, fp.Outcomes, b.Outcomes)
 		}
-		b.Zones = b.Zones.Extend(float64(fp.Selection.Zones), i == 0)
-		b.ZoneSkew = b.ZoneSkew.Extend(float64(fp.Selection.ZoneSkew), i == 0)
-		b.PodsPerNode = b.PodsPerNode.Extend(float64(fp.Selection.PodsPerNodeMin), i == 0).Extend(float64(fp.Selection.PodsPerNodeMax), false)
+		k := fp.Selection.Key()
+		if i, ok := bySel[k]; ok {
+			b.Selections[i].Runs++
+		} else {
+			bySel[k] = len(b.Selections)
+			b.Selections = append(b.Selections, SeenSelection{InstanceTypes: maps.Clone(fp.Selection.InstanceTypes), Nodes: fp.Selection.Nodes, HourlyCost: fp.Selection.HourlyCost, Runs: 1})
+		}
+		b.Zones = b.Zones.Extend(float64(fp.Selection.Zones), first)
+		b.ZoneSkew = b.ZoneSkew.Extend(float64(fp.Selection.ZoneSkew), first)
+		b.PodsPerNode = b.PodsPerNode.Extend(float64(fp.Selection.PodsPerNodeMin), first).Extend(float64(fp.Selection.PodsPerNodeMax), false)
 		p50, p90 = append(p50, fp.Timing.PodReady.P50), append(p90, fp.Timing.PodReady.P90)
 		c50, c90 = append(c50, fp.Timing.NodeClaimReady.P50), append(c90, fp.Timing.NodeClaimReady.P90)
-		if fp.Outcomes != b.Outcomes {
-			return nil, fmt.Errorf("run %d ended with %+v, run 1 with %+v: a baseline must end the same way every run", i+1, fp.Outcomes, b.Outcomes)
-		}
 	}
-	for _, s := range bySel {
-		b.Selections = append(b.Selections, *s)
-	}
-	sort.Slice(b.Selections, func(i, j int) bool {
+	sort.SliceStable(b.Selections, func(i, j int) bool {
 		if b.Selections[i].Runs != b.Selections[j].Runs {
 			return b.Selections[i].Runs > b.Selections[j].Runs
 		}
 		return b.Selections[i].Key() < b.Selections[j].Key()
 	})
 	b.Timing = BaselineTiming{PodReadyP50: newSamples(p50), PodReadyP90: newSamples(p90), NodeClaimReadyP50: newSamples(c50), NodeClaimReadyP90: newSamples(c90)}
+	b.Note = ""
 	if len(b.Selections) > 1 {
 		b.Note = fmt.Sprintf("non-deterministic: %d distinct selections in %d runs", len(b.Selections), b.Runs)
 	}
-	return b, nil
+	return nil
 }
 
 // Path is where a scenario's baseline lives under dir.
@@ -259,6 +315,21 @@ func ParseBaseline(path string, data []byte) (*Baseline, error) {
 	}
 	if len(errs) == 0 && total != b.Runs {
 		add("selections", "seen in %d runs in all, but runs is %d", total, b.Runs)
+	}
+	if len(b.Accepted) > b.Runs {
+		add("accepted", "%d accepted runs, but runs is %d", len(b.Accepted), b.Runs)
+	}
+	seen := map[string]bool{}
+	for i, a := range b.Accepted {
+		switch {
+		case a.Run == "":
+			add(fmt.Sprintf("accepted[%d].run", i), "no run id")
+		case seen[a.Run]:
+			add(fmt.Sprintf("accepted[%d].run", i), "%s is listed twice: a run is accepted once", a.Run)
+		case strings.TrimSpace(a.Reason) == "":
+			add(fmt.Sprintf("accepted[%d].reason", i), "no reason: say why run %s was accepted", a.Run)
+		}
+		seen[a.Run] = true
 	}
 	if len(errs) > 0 {
 		return nil, errs

@@ -116,6 +116,48 @@ func TestBaselineKeepsTheSpread(t *testing.T) {
 	}
 }
 
+// Adding runs later must give the baseline that recording them all at once
+// gives, and leave the original alone (a report's copy may still be in use).
+func TestAddIsRecordingMoreRuns(t *testing.T) {
+	a := map[string]int{"c-16x/on-demand": 1}
+	b := map[string]int{"c-8x/on-demand": 2}
+	c := map[string]int{"c-32x/on-demand": 1}
+	runs := []*Fingerprint{fp(a, 1, 0.4, 4), fp(b, 2, 0.44, 5), fp(a, 1, 0.4, 4), fp(c, 1, 0.8, 9), fp(b, 2, 0.44, 5)}
+	runs[3].Selection.Zones, runs[3].Selection.PodsPerNodeMax = 3, 11
+	env := Environment{Karpenter: "v1.14.1", KarpenterSettings: map[string]string{}}
+	all, err := NewBaseline("s", env, runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := NewBaseline("s", env, runs[:2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := first.clone()
+	added, err := first.Add(runs[2:]...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(all, added); d != "" {
+		t.Fatalf("added later (-recorded at once +added):\n%s", d)
+	}
+	if d := cmp.Diff(before, first); d != "" {
+		t.Fatalf("Add changed the baseline it was called on:\n%s", d)
+	}
+	if added.Runs != 5 || added.Zones.Max != 3 || added.PodsPerNode.Max != 11 || len(added.Timing.PodReadyP90.Values) != 5 {
+		t.Fatalf("runs %d, zones %+v, pods per node %+v, p90 %+v", added.Runs, added.Zones, added.PodsPerNode, added.Timing.PodReadyP90)
+	}
+	if added.Note != "non-deterministic: 3 distinct selections in 5 runs" {
+		t.Fatalf("note %q", added.Note)
+	}
+	if _, err := first.Add(&Fingerprint{Selection: runs[0].Selection, Outcomes: Outcomes{Running: 4, Pending: 1}}); err == nil || !strings.Contains(err.Error(), "run 3 ended with") {
+		t.Fatalf("a run that ended differently must be refused, got %v", err)
+	}
+	if _, err := first.Add(); err == nil {
+		t.Fatal("adding nothing must be an error")
+	}
+}
+
 func TestRobustLimit(t *testing.T) {
 	// One slow run among five: the median and MAD ignore it, the max keeps it.
 	s := newSamples([]float64{10, 11, 10, 12, 30})
@@ -152,10 +194,13 @@ func TestSaveLoadRoundTripAndStrictness(t *testing.T) {
 	data, _ := os.ReadFile(path)
 	bad := filepath.Join(dir, "bad.yaml")
 	for name, content := range map[string]string{
-		"unknown field": strings.Replace(string(data), "runs: 1\n", "runs: 1\nrunz: 2\n", 1),
-		"wrong schema":  strings.Replace(string(data), "schemaVersion: 1", "schemaVersion: 9", 1),
-		"not yaml":      "selections: [",
-		"no selections": "schemaVersion: 1\nscenario: s\nruns: 1\n",
+		"unknown field":           strings.Replace(string(data), "runs: 1\n", "runs: 1\nrunz: 2\n", 1),
+		"wrong schema":            strings.Replace(string(data), "schemaVersion: 1", "schemaVersion: 9", 1),
+		"not yaml":                "selections: [",
+		"no selections":           "schemaVersion: 1\nscenario: s\nruns: 1\n",
+		"accepted, no reason":     string(data) + "accepted:\n- run: s-abcde\n  reason: \"\"\n",
+		"accepted twice":          string(data) + "accepted:\n- {run: s-abcde, reason: noise}\n- {run: s-abcde, reason: noise}\n",
+		"more accepted than runs": string(data) + "accepted:\n- {run: s-abcde, reason: noise}\n- {run: s-fghij, reason: noise}\n",
 	} {
 		if err := os.WriteFile(bad, []byte(content), 0o600); err != nil {
 			t.Fatal(err)

@@ -106,6 +106,7 @@ var messages = map[string]text{
 	"outcomes":         {En: "Pod outcomes", Zh: "Pod 最终状态"},
 	"outcomesLine":     {En: "Running %d, Pending %d, restarting %d, OOMKilled %d.", Zh: "Running %d，Pending %d，重启中 %d，OOMKilled %d。"},
 	"note":             {En: "Note", Zh: "说明"},
+	"accepted":         {En: "Runs accepted from reports as noise (`nodeprint accept`), with the reason given", Zh: "作为噪声从报告中接受的运行（`nodeprint accept`）及其理由"},
 	"compare":          {En: "Compare a live cluster", Zh: "对照线上集群"},
 	"compareIntro":     {En: "On a cluster that runs this workload, list what Karpenter launched for its NodePool and compare it with the tables above:", Zh: "在运行此工作负载的集群上，列出 Karpenter 为其 NodePool 创建的节点，并与上表对照："},
 	"verifyIntro":      {En: "Or let nodeprint run the scenario and diff it against this baseline:", Zh: "或者让 nodeprint 运行该场景并与此基线比对："},

@@ -80,6 +80,8 @@ type baselineView struct {
 	CostRange, Zones, ZoneSkew, PodsPerNode                       string
 	Latency                                                       []rangeView
 	Outcomes, Note                                                string
+	// Accepted are runs added from reports, each "run: reason".
+	Accepted []string
 	// First are the index's columns.
 	FirstSelection, FirstCost, PodReadyP50 string
 }
@@ -253,6 +255,9 @@ func (s *site) baseline(b *fingerprint.Baseline, sc *scenario.Scenario) baseline
 		settings = strings.Join(kv, ", ")
 	}
 	v.Recorded = fmt.Sprintf(msg(l, "recordedWith"), b.Environment.Karpenter, b.Environment.Kubernetes, b.Runs, settings)
+	for _, a := range b.Accepted {
+		v.Accepted = append(v.Accepted, fmt.Sprintf("`%s`: %s", a.Run, a.Reason))
+	}
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, sel := range b.Selections {
 		v.Selections = append(v.Selections, selectionView{Instances: selKey(sel.InstanceTypes), Nodes: strconv.Itoa(sel.Nodes),

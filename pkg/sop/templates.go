@@ -171,7 +171,11 @@ var templates = map[string]string{
 {{.Outcomes}}
 {{if .Note}}
 {{label "note"}} {{.Note}}
-{{end}}
+{{end}}{{if .Accepted}}
+{{label "accepted"}}
+
+{{range .Accepted}}- {{.}}
+{{end}}{{end}}
 ## {{t "compare"}}
 
 {{t "compareIntro"}}

@@ -99,6 +99,6 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newClusterCmd(stdout, stderr), newRecordCmd(stdout, stderr), newVerifyCmd(stdout, stderr),
 		newRunCmd(stdout, stderr), newAttributeCmd(stdout, stderr), newFaultsCmd(stdout), newRulesCmd(stdout),
-		newSOPCmd(stdout), newExplainCmd(stdout))
+		newSOPCmd(stdout), newExplainCmd(stdout), newAcceptCmd(stdout))
 	return root
 }

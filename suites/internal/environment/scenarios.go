@@ -12,6 +12,7 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/cluster"
 	"github.com/nodeprint/nodeprint/pkg/diff"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	"github.com/nodeprint/nodeprint/pkg/report"
 	"github.com/nodeprint/nodeprint/pkg/run"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 	"github.com/nodeprint/nodeprint/pkg/supervise"
@@ -96,7 +97,17 @@ func (e *Environment) ExpectMatchesBaseline(ctx context.Context, s *scenario.Sce
 	sc = run.VerifyReport(s, res, b, d)
 	sc.Seconds = time.Since(started).Round(time.Second).Seconds()
 	recordScenario(sc)
-	Expect(d.Regressed()).To(BeFalse(), "%s", d.Text())
+	Expect(d.Regressed()).To(BeFalse(), "%s%s", d.Text(), acceptHint(b))
+}
+
+// acceptHint points at nodeprint accept where a deviation may be the noise
+// the baseline already knows it has; only a person can tell.
+func acceptHint(b *fingerprint.Baseline) string {
+	if b.Note == "" {
+		return ""
+	}
+	return fmt.Sprintf("\nThe baseline is %s. If you trace this run's deviation to that noise, add the run to it:\n"+
+		"  bin/nodeprint accept %s/baseline/report.json %s --reason \"...\"  (README: Noise a recording missed)\n", b.Note, report.SuiteDir, b.Scenario)
 }
 
 // RecordBaseline re-records the scenario's baseline.
