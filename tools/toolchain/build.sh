@@ -107,7 +107,7 @@ build_kubernetes() {
 	done
 	local dir
 	dir=$(module_dir kubernetes k8s.io/kubernetes "$v" "${reps[@]}")
-	log "building kube-apiserver, kube-controller-manager, kube-scheduler, kubectl $v (the longest step: about 15 minutes with an empty build cache on 2 cores)"
+	log "building kube-apiserver, kube-controller-manager, kube-scheduler, kubectl $v (the longest step: about 5 minutes with an empty build cache on an idle 2-core machine, longer when the cores are shared)"
 	local V=k8s.io/component-base/version
 	(cd "$dir" && GOTOOLCHAIN=$tc go build -trimpath \
 		-ldflags "-s -w -X $V.gitVersion=$v -X $V.gitMajor=1 -X $V.gitMinor=$minor -X $V.gitTreeState=clean -X $V.buildDate=1970-01-01T00:00:00Z" \
