@@ -7,7 +7,12 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/nodeprint/nodeprint/pkg/cluster"
 	"github.com/nodeprint/nodeprint/pkg/kube"
@@ -120,5 +125,43 @@ func TestCleanupStopsWaitingWhenAComponentFails(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// goneObserver is the observer of a run whose NodeClaims and namespace go
+// as they should.
+type goneObserver struct{}
+
+func (goneObserver) WaitNodeClaimsGone(context.Context, func(string)) error { return nil }
+func (goneObserver) WaitNamespaceGone(context.Context, func(string)) error  { return nil }
+
+// A node KWOK's provider created after its NodeClaim was gone (a launch in
+// flight when the NodePool was deleted) is the run's to remove: nothing of
+// Karpenter's owns it, and it failed every later spec of a soak repetition.
+func TestCleanupRemovesANodeThatOutlivedItsNodeClaim(t *testing.T) {
+	objs, err := Build(load(t, "web-service"), "web-service-abcde")
+	if err != nil {
+		t.Fatal(err)
+	}
+	orphan := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "kwok-web-service-abcde-x1",
+		Labels: map[string]string{karpv1.NodePoolLabelKey: "web-service-abcde"}}}
+	other := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "kwok-other-x1",
+		Labels: map[string]string{karpv1.NodePoolLabelKey: "other"}}}
+	c := fake.NewClientBuilder().WithScheme(kube.Scheme).WithObjects(objs.Namespace, objs.NodePool, objs.NodeClass, orphan, other).Build()
+	var lines []string
+	r := &Runner{client: c, progress: func(s string) { lines = append(lines, s) }}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if err := r.cleanupRun(ctx, objs, goneObserver{}, time.Now()); err != nil {
+		t.Fatalf("cleanup: %v", err)
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(orphan), &corev1.Node{}); !apierrors.IsNotFound(err) {
+		t.Fatalf("the node that outlived its NodeClaim is still there: %v", err)
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(other), &corev1.Node{}); err != nil {
+		t.Fatalf("another NodePool's node must be left alone: %v", err)
+	}
+	if all := strings.Join(lines, "\n"); !strings.Contains(all, "deleting node kwok-web-service-abcde-x1, whose NodeClaim is gone") {
+		t.Fatalf("progress does not say which node it deleted:\n%s", all)
 	}
 }

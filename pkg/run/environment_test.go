@@ -75,7 +75,7 @@ func TestLeftAfterIncidentDeletesLateNodeClaims(t *testing.T) {
 		Labels: map[string]string{karpv1.NodePoolLabelKey: "web-service-abcde"}}}
 	c := fake.NewClientBuilder().WithScheme(kube.Scheme).WithObjects(objs.Namespace, late, other, orphan).Build()
 	r := &Runner{client: c, progress: func(string) {}}
-	left, err := r.leftAfterIncident(context.Background(), objs)
+	left, err := r.leftOnServer(context.Background(), objs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ func TestLeftAfterIncidentDeletesLateNodeClaims(t *testing.T) {
 		t.Fatalf("another NodePool's NodeClaim must be left alone: %v", err)
 	}
 	// Next pass: no NodeClaim left, so the node is an orphan.
-	if left, err = r.leftAfterIncident(context.Background(), objs); err != nil || strings.Join(left, ",") != "Namespace/web-service-abcde,Node/kwok-web-service-abcde-x1" {
+	if left, err = r.leftOnServer(context.Background(), objs); err != nil || strings.Join(left, ",") != "Namespace/web-service-abcde,Node/kwok-web-service-abcde-x1" {
 		t.Fatalf("left = %v, %v", left, err)
 	}
 	if err := c.Get(context.Background(), client.ObjectKeyFromObject(orphan), &corev1.Node{}); !apierrors.IsNotFound(err) {
@@ -103,7 +103,7 @@ func TestLeftAfterIncidentDeletesLateNodeClaims(t *testing.T) {
 	if err := c.Delete(context.Background(), objs.Namespace); err != nil {
 		t.Fatal(err)
 	}
-	if left, err = r.leftAfterIncident(context.Background(), objs); err != nil || len(left) != 0 {
+	if left, err = r.leftOnServer(context.Background(), objs); err != nil || len(left) != 0 {
 		t.Fatalf("nothing is left now, got %v, %v", left, err)
 	}
 }
