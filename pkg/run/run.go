@@ -327,22 +327,10 @@ func (r *Runner) deleteRun(ctx context.Context, objs *Objects, ob goneWaiter, pr
 // Seen once in a soak repetition, under memory-leak-hpa; every later spec
 // of the suite then failed on that leftover.
 func (r *Runner) removeOrphanNodes(ctx context.Context, objs *Objects) error {
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	for {
-		left, err := r.leftOnServer(ctx, objs)
-		if err == nil && len(left) == 0 {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			if err == nil {
-				err = fmt.Errorf("left: %s", strings.Join(left, ", "))
-			}
-			return fmt.Errorf("failed to see the nodes of NodePool %s gone: %w (%w)", objs.NodePool.Name, err, ctx.Err())
-		case <-tick.C:
-		}
+	if err := r.untilNothingLeft(ctx, objs, 0); err != nil {
+		return fmt.Errorf("failed to see the nodes of NodePool %s gone: %w", objs.NodePool.Name, err)
 	}
+	return nil
 }
 
 // quietAfterIncident is how long no NodeClaim or node of a run's deleted
@@ -359,6 +347,16 @@ const quietAfterIncident = 15 * time.Second
 func (r *Runner) sweepAfterIncident(ctx context.Context, objs *Objects, progress func(string)) error {
 	progress(fmt.Sprintf("a component failed since the run began: asking the API server until namespace %s is gone and no NodeClaim or node of NodePool %s has appeared for %s",
 		objs.Namespace.Name, objs.NodePool.Name, r.sweepQuiet))
+	if err := r.untilNothingLeft(ctx, objs, r.sweepQuiet); err != nil {
+		return fmt.Errorf("failed to see the run's objects gone after the incident: %w", err)
+	}
+	return nil
+}
+
+// untilNothingLeft asks the API server every second, removing what
+// leftOnServer removes, until nothing of the run has been left for quiet
+// (at once, for 0).
+func (r *Runner) untilNothingLeft(ctx context.Context, objs *Objects, quiet time.Duration) error {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	seen := time.Now()
@@ -367,7 +365,7 @@ func (r *Runner) sweepAfterIncident(ctx context.Context, objs *Objects, progress
 		switch {
 		case err != nil || len(left) > 0:
 			seen = time.Now()
-		case time.Since(seen) >= r.sweepQuiet:
+		case time.Since(seen) >= quiet:
 			return nil
 		}
 		select {
@@ -375,7 +373,7 @@ func (r *Runner) sweepAfterIncident(ctx context.Context, objs *Objects, progress
 			if err == nil {
 				err = fmt.Errorf("left: %s", strings.Join(left, ", "))
 			}
-			return fmt.Errorf("failed to see the run's objects gone after the incident: %w (%w)", err, ctx.Err())
+			return fmt.Errorf("%w (%w)", err, ctx.Err())
 		case <-tick.C:
 		}
 	}
