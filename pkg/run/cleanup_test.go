@@ -9,10 +9,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
-	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/nodeprint/nodeprint/pkg/cluster"
 	"github.com/nodeprint/nodeprint/pkg/kube"
@@ -143,10 +141,8 @@ func TestCleanupRemovesANodeThatOutlivedItsNodeClaim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	orphan := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "kwok-web-service-abcde-x1",
-		Labels: map[string]string{karpv1.NodePoolLabelKey: "web-service-abcde"}}}
-	other := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "kwok-other-x1",
-		Labels: map[string]string{karpv1.NodePoolLabelKey: "other"}}}
+	orphan := poolNode("kwok-web-service-abcde-x1", "web-service-abcde")
+	other := poolNode("kwok-other-x1", "other")
 	c := fake.NewClientBuilder().WithScheme(kube.Scheme).WithObjects(objs.Namespace, objs.NodePool, objs.NodeClass, orphan, other).Build()
 	var lines []string
 	r := &Runner{client: c, progress: func(s string) { lines = append(lines, s) }}

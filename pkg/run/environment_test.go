@@ -61,7 +61,7 @@ func TestOtherErrorsCarryNoVerdict(t *testing.T) {
 // After an incident cleanup asks the API server what is left, and deletes
 // a NodeClaim Karpenter launched for the deleted NodePool from its stale
 // cache.
-func TestLeftAfterIncidentDeletesLateNodeClaims(t *testing.T) {
+func TestLeftOnServerDeletesLateNodeClaims(t *testing.T) {
 	s := load(t, "web-service")
 	objs, err := Build(s, "web-service-abcde")
 	if err != nil {
@@ -71,8 +71,7 @@ func TestLeftAfterIncidentDeletesLateNodeClaims(t *testing.T) {
 		Labels: map[string]string{karpv1.NodePoolLabelKey: "web-service-abcde"}}}
 	other := &karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "other-x1",
 		Labels: map[string]string{karpv1.NodePoolLabelKey: "other"}}}
-	orphan := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "kwok-web-service-abcde-x1",
-		Labels: map[string]string{karpv1.NodePoolLabelKey: "web-service-abcde"}}}
+	orphan := poolNode("kwok-web-service-abcde-x1", "web-service-abcde")
 	c := fake.NewClientBuilder().WithScheme(kube.Scheme).WithObjects(objs.Namespace, late, other, orphan).Build()
 	r := &Runner{client: c, progress: func(string) {}}
 	left, err := r.leftOnServer(context.Background(), objs)
@@ -106,4 +105,9 @@ func TestLeftAfterIncidentDeletesLateNodeClaims(t *testing.T) {
 	if left, err = r.leftOnServer(context.Background(), objs); err != nil || len(left) != 0 {
 		t.Fatalf("nothing is left now, got %v, %v", left, err)
 	}
+}
+
+// poolNode is a node of a NodePool, as KWOK's provider creates it.
+func poolNode(name, nodePool string) *corev1.Node {
+	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{karpv1.NodePoolLabelKey: nodePool}}}
 }
