@@ -104,17 +104,45 @@ func (r *Runner) abortOnIncident(ctx context.Context, id string, since time.Time
 // environmentFailed wraps err as an *EnvironmentError when the supervisor
 // saw an incident since since: an error the run hit while a component was
 // down is the environment's, not the run's.
+//
+// ctx is the caller's, not cancelled: a "context canceled" in err then came
+// from the incident stopping the run's waits (abortOnIncident), so the
+// result keeps its text but not the cancellation, and nothing up the chain
+// can read the incident as the command being interrupted (exit 130
+// instead of 3).
 func (r *Runner) environmentFailed(ctx context.Context, id string, since time.Time, err error) error {
+	if err == nil || r.watch == nil {
+		return err
+	}
 	var ee *EnvironmentError
-	if err == nil || r.watch == nil || errors.As(err, &ee) {
+	if !errors.As(err, &ee) {
+		inc := r.watch.Check(ctx, since)
+		if len(inc) == 0 {
+			return err
+		}
+		ee = &EnvironmentError{Run: id, Incidents: inc, Down: r.watch.Down(), Err: err}
+		err = ee
+	}
+	if !errors.Is(err, context.Canceled) {
 		return err
 	}
-	inc := r.watch.Check(ctx, since)
-	if len(inc) == 0 {
-		return err
+	cause := *ee
+	if cause.Err != nil {
+		cause.Err = errors.New(cause.Err.Error())
 	}
-	return &EnvironmentError{Run: id, Incidents: inc, Down: r.watch.Down(), Err: err}
+	return &stoppedByIncident{msg: err.Error(), cause: &cause}
 }
+
+// stoppedByIncident is a run's error whose steps were cancelled by an
+// incident: its text is the whole story, and it unwraps only to the
+// incident.
+type stoppedByIncident struct {
+	msg   string
+	cause *EnvironmentError
+}
+
+func (e *stoppedByIncident) Error() string { return e.msg }
+func (e *stoppedByIncident) Unwrap() error { return e.cause }
 
 // healthSince is the end-of-run health fact: empty when no incident
 // happened since since and every component is up.

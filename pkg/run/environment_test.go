@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/nodeprint/nodeprint/pkg/kube"
@@ -110,4 +112,65 @@ func TestLeftOnServerDeletesLateNodeClaims(t *testing.T) {
 // poolNode is a node of a NodePool, as KWOK's provider creates it.
 func poolNode(name, nodePool string) *corev1.Node {
 	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{karpv1.NodePoolLabelKey: nodePool}}}
+}
+
+// When a component dies while a run's step waits, the supervisor cancels
+// the step's context (abortOnIncident) and the step fails with "context
+// canceled". That cancellation is the incident's effect: the run's error
+// must say what failed and what the step was doing, and must not carry
+// context.Canceled, which the CLI would read as an interruption (exit 130
+// instead of 3). Before the fix the EnvironmentError wrapped the step's
+// error as it was, and errors.Is(err, context.Canceled) held.
+func TestAnIncidentsCancellationIsNotAnInterruption(t *testing.T) {
+	objs, err := Build(load(t, "web-service"), "web-service-abcde")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &karpenterOnly{pid: 10}
+	w, err := supervise.Start(context.Background(), src, supervise.WithInterval(20*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	// Karpenter dies while the run creates its workloads; the create
+	// waits until the supervisor cancels it.
+	c := fake.NewClientBuilder().WithScheme(kube.Scheme).WithInterceptorFuncs(interceptor.Funcs{
+		Create: func(ctx context.Context, _ client.WithWatch, _ client.Object, _ ...client.CreateOption) error {
+			src.set(0)
+			<-ctx.Done()
+			return ctx.Err()
+		},
+	}).Build()
+	r := &Runner{client: c, watch: w, progress: func(string) {}}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	since := time.Now()
+	actx, stop := r.abortOnIncident(ctx, "web-service-abcde", since)
+	defer stop()
+	step := r.client.Create(actx, objs.Namespace)
+	if !errors.Is(step, context.Canceled) || ctx.Err() != nil {
+		t.Fatalf("the step must have been cancelled by the incident, not by the caller: %v (caller: %v)", step, ctx.Err())
+	}
+	got := r.environmentFailed(ctx, "web-service-abcde", since, fmt.Errorf("failed to create Namespace %s: %w", objs.Namespace.Name, step))
+	if errors.Is(got, context.Canceled) {
+		t.Fatalf("the run's error carries context.Canceled, so the CLI reads it as interrupted: %v", got)
+	}
+	var ee *EnvironmentError
+	if !errors.As(got, &ee) {
+		t.Fatalf("want an *EnvironmentError, got %T: %v", got, got)
+	}
+	for _, want := range []string{"karpenter exited (pid 10)", "failed to create Namespace web-service-abcde"} {
+		if !strings.Contains(got.Error(), want) {
+			t.Errorf("the error %q does not say %q", got, want)
+		}
+	}
+	if sc := ReportError(load(t, "web-service"), got); sc.Verdict == nil || !sc.Verdict.EnvironmentFailed() {
+		t.Errorf("the report entry must read inconclusive (environment), got %+v", sc.Verdict)
+	}
+	// An error that already is the incident (the run's settle wait
+	// returns it) is kept as it is.
+	joined := errors.Join(ee, fmt.Errorf("cleanup: %w", context.Canceled))
+	if again := r.environmentFailed(ctx, "web-service-abcde", since, joined); errors.Is(again, context.Canceled) || !errors.As(again, &ee) {
+		t.Errorf("an incident joined with a cancelled cleanup: %v (is canceled: %v)", again, errors.Is(again, context.Canceled))
+	}
 }

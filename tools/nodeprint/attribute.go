@@ -42,14 +42,13 @@ func (e environmentError) Error() string {
 
 // interruptedError replaces the scenarios' own errors (a cancelled
 // request, a rate limiter's wait) when a signal stopped them: they did not
-// fail, they were stopped (exit 130).
+// fail, they were stopped (exit 130). Only a recorded signal makes one
+// (interrupted), never a cancelled context in an error chain.
 type interruptedError struct{ n, of int }
 
 func (e interruptedError) Error() string {
 	return fmt.Sprintf("%d of %d scenario(s) interrupted before they completed; what they created was deleted", e.n, e.of)
 }
-
-func (e interruptedError) Unwrap() error { return context.Canceled }
 
 func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
 	f := &scenarioFlags{}
@@ -79,7 +78,7 @@ Exit codes: 0 all passed, 1 a wrong attribution or a regression, 2 bad input, 3 
 				started := time.Now()
 				sc, err := runOne(ctx, r, f, s)
 				sc.Seconds = time.Since(started).Round(time.Second).Seconds()
-				if err != nil && ctx.Err() != nil {
+				if err != nil && interrupted(ctx) {
 					sc.Error, sc.Verdict = "interrupted before it completed; what it created was deleted", nil
 				}
 				var ue usageError
@@ -96,7 +95,7 @@ Exit codes: 0 all passed, 1 a wrong attribution or a regression, 2 bad input, 3 
 				return err
 			})
 			rep.Shard, rep.Parallel = f.shard, f.parallel
-			return finishReport(stdout, stderr, rep, f, asJSON, err)
+			return finishReport(cmd.Context(), stdout, stderr, rep, f, asJSON, err)
 		},
 	}
 	addScenarioFlags(cmd, f)
@@ -108,7 +107,7 @@ Exit codes: 0 all passed, 1 a wrong attribution or a regression, 2 bad input, 3 
 // finishReport decides the exit code from the scenarios' statuses and the
 // error, writes the report where asked, and returns the error main maps to
 // that code.
-func finishReport(stdout, stderr io.Writer, rep *report.Report, f *scenarioFlags, asJSON bool, err error) error {
+func finishReport(ctx context.Context, stdout, stderr io.Writer, rep *report.Report, f *scenarioFlags, asJSON bool, err error) error {
 	var ue usageError
 	if errors.As(err, &ue) {
 		return err // bad input: nothing ran, nothing to report
@@ -125,7 +124,7 @@ func finishReport(stdout, stderr io.Writer, rep *report.Report, f *scenarioFlags
 	switch {
 	case err != nil && broken == 0 && len(rep.Scenarios) == 0:
 		// the cluster did not come up or was interrupted before any scenario
-	case broken > 0 && errors.Is(err, context.Canceled):
+	case broken > 0 && interrupted(ctx):
 		err = interruptedError{broken, len(rep.Scenarios)}
 	case broken > 0:
 		err = errors.Join(err, environmentError{broken, len(rep.Scenarios)})
@@ -135,7 +134,7 @@ func finishReport(stdout, stderr io.Writer, rep *report.Report, f *scenarioFlags
 	if f.karpenterVersion != "" {
 		rep.Upgrade = &report.Upgrade{To: f.karpenterVersion}
 	}
-	rep.Finish(time.Now(), exitCode(context.Background(), err))
+	rep.Finish(time.Now(), exitCode(ctx, err))
 	if u := rep.Upgrade; u != nil {
 		if u.From == "" {
 			u.From = f.pinned // only fault scenarios ran: their baseline is the clean run
@@ -395,7 +394,7 @@ Exits 1 when any run lands off the diagonal or fails.`,
 				for i := 0; i < runs; i++ {
 					res, err := r.RunFault(ctx, s)
 					if err != nil {
-						if ctx.Err() != nil {
+						if interrupted(ctx) {
 							return err
 						}
 						fmt.Fprintf(stderr, "%s run %d: %v\n", s.Metadata.Name, i+1, err)

@@ -29,10 +29,47 @@ const (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := notifyContext(context.Background())
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)
+}
+
+// signalled is the cause of the command's context when SIGINT or SIGTERM
+// stopped it. It is the only thing that makes a command "interrupted"
+// (exit 130): a cancelled context alone proves nothing, since the
+// supervisor cancels a run's waits when a component dies, and that run is
+// an environment failure (exit 3).
+type signalled struct{ sig os.Signal }
+
+func (s signalled) Error() string { return "interrupted by " + s.sig.String() }
+
+// notifyContext is signal.NotifyContext that records which signal arrived
+// as the context's cause.
+func notifyContext(parent context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case sig := <-ch:
+			cancel(signalled{sig})
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		close(done)
+		cancel(nil)
+	}
+}
+
+// interrupted reports whether a signal stopped the command whose context
+// ctx is (or derives from).
+func interrupted(ctx context.Context) bool {
+	var s signalled
+	return errors.As(context.Cause(ctx), &s)
 }
 
 // usageError marks errors that are the caller's to fix (exit 2).
@@ -73,7 +110,7 @@ func exitCode(ctx context.Context, err error) int {
 		unsup   *runpkg.UnsupportedError
 	)
 	switch {
-	case ctx.Err() != nil || errors.Is(err, context.Canceled):
+	case interrupted(ctx), errors.As(err, new(interruptedError)):
 		return exitInterrupted
 	case errors.As(err, &usage), errors.As(err, &name), strings.HasPrefix(err.Error(), "unknown command"),
 		errors.Is(err, cluster.ErrAlreadyRunning), errors.As(err, &shard), errors.As(err, &kcfg), errors.As(err, &unsup):

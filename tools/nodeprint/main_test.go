@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -212,7 +213,7 @@ func TestEnvironmentFailureExitsThree(t *testing.T) {
 	wrong.Name, wrong.Status = "other", report.Failed
 	rep.Add(wrong)
 	var out, errOut bytes.Buffer
-	got := finishReport(&out, &errOut, rep, &scenarioFlags{}, false, envErr)
+	got := finishReport(context.Background(), &out, &errOut, rep, &scenarioFlags{}, false, envErr)
 	if code := exitCode(context.Background(), got); code != exitEnvironment {
 		t.Fatalf("exit %d, want %d (%v)", code, exitEnvironment, got)
 	}
@@ -227,4 +228,73 @@ func TestEnvironmentFailureExitsThree(t *testing.T) {
 	if !strings.Contains(out.String(), "ERROR web-service") || !strings.Contains(out.String(), "inconclusive (environment): run web-service-abcde") {
 		t.Fatalf("the scenario line must say inconclusive (environment):\n%s", out.String())
 	}
+}
+
+// Only a signal the process received makes a command "interrupted" (130).
+// A run whose waits the supervisor cancelled because Karpenter died is an
+// environment failure (3) even where its error chain still holds a
+// context.Canceled: before the fix, finishReport turned such a chain into
+// "interrupted" and the lifecycle spec "Karpenter killed while the
+// workloads are applied" failed 4 of 10 times.
+func TestOnlyASignalIsAnInterruption(t *testing.T) {
+	cancelled := &runpkg.EnvironmentError{Run: "web-service-abcde", Down: []string{"karpenter"},
+		Err: fmt.Errorf("failed to create Deployment web: %w", context.Canceled)}
+	t.Setenv("NODEPRINT_ROOT", "../..")
+	tc, err := toolchain.Find()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := runpkg.Loader(tc).LoadFiles("../../fixtures/scenarios/web-service.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	report1 := func() *report.Report {
+		rep := report.New("run", time.Now())
+		rep.Add(runpkg.ReportError(s[0], cancelled))
+		return rep
+	}
+
+	t.Run("no signal: environment", func(t *testing.T) {
+		rep := report1()
+		var out, errOut bytes.Buffer
+		got := finishReport(context.Background(), &out, &errOut, rep, &scenarioFlags{}, false, cancelled)
+		if code := exitCode(context.Background(), got); code != exitEnvironment {
+			t.Fatalf("exit %d, want %d: %v", code, exitEnvironment, got)
+		}
+		if rep.Summary.ExitCode != exitEnvironment {
+			t.Fatalf("the report records exit %d, want %d", rep.Summary.ExitCode, exitEnvironment)
+		}
+		// A context cancelled without a signal (a caller's own cancel)
+		// is no interruption either.
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if code := exitCode(ctx, got); code != exitEnvironment {
+			t.Fatalf("with a cancelled context and no signal: exit %d, want %d", code, exitEnvironment)
+		}
+	})
+
+	t.Run("SIGINT received: interrupted", func(t *testing.T) {
+		ctx, stop := notifyContext(context.Background())
+		defer stop()
+		if err := syscall.Kill(os.Getpid(), syscall.SIGINT); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(10 * time.Second):
+			t.Fatal("the signal did not cancel the command's context within 10 s")
+		}
+		if !strings.Contains(context.Cause(ctx).Error(), "interrupt") {
+			t.Fatalf("the context's cause does not name the signal: %v", context.Cause(ctx))
+		}
+		rep := report1()
+		var out, errOut bytes.Buffer
+		got := finishReport(ctx, &out, &errOut, rep, &scenarioFlags{}, false, cancelled)
+		if code := exitCode(ctx, got); code != exitInterrupted {
+			t.Fatalf("exit %d, want %d: %v", code, exitInterrupted, got)
+		}
+		if rep.Summary.ExitCode != exitInterrupted || !strings.Contains(got.Error(), "interrupted before they completed") {
+			t.Fatalf("the report records exit %d (%v), want %d and the interruption", rep.Summary.ExitCode, got, exitInterrupted)
+		}
+	})
 }

@@ -164,7 +164,7 @@ Exit codes: 0 no regression, 1 a regression, 2 bad input, 3 environment failure.
 				return err
 			})
 			rep.Shard, rep.Parallel = f.shard, f.parallel
-			return finishReport(stdout, stderr, rep, f, false, err)
+			return finishReport(cmd.Context(), stdout, stderr, rep, f, false, err)
 		},
 	}
 	addScenarioFlags(cmd, f)
