@@ -110,14 +110,24 @@ func (k *kindPlane) provider() *kindcluster.Provider {
 	return kindcluster.NewProvider(kindcluster.ProviderWithDocker(), kindcluster.ProviderWithLogger(kindlog.NoopLogger{}))
 }
 
-// preflight fails fast where no Docker engine runs, before the toolchain
-// is built.
+// preflight fails fast, before the toolchain is built or anything is
+// created, where no Docker engine runs or where the engine lacks the node
+// image and cannot pull it (an engine without a registry).
 func (k *kindPlane) preflight(ctx context.Context) error {
 	version, err := DockerEngine(ctx)
 	if err != nil {
 		return &PhaseError{Phase: "docker", Err: err}
 	}
 	k.l.opts.progress(Event{Phase: "docker", Done: true, Message: "Docker engine " + version})
+	images, err := kindNodeImages(k.config)
+	if err != nil {
+		return &PhaseError{Phase: "docker", Err: err}
+	}
+	for _, image := range images {
+		if err := ensureImage(ctx, image, func(msg string) { k.l.opts.progress(Event{Phase: "docker", Message: msg}) }); err != nil {
+			return &PhaseError{Phase: "docker", Err: err}
+		}
+	}
 	return nil
 }
 

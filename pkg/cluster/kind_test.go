@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -50,13 +51,34 @@ func TestNewKindRefusesABadConfigBeforeStarting(t *testing.T) {
 	}
 }
 
-// Where no Docker engine answers (this project's machines and CI), Up
-// fails at once with an environment error that says so, starts nothing
-// and leaves no directory.
-func TestKindUpWithoutADockerEngine(t *testing.T) {
-	if v, err := DockerEngine(context.Background()); err == nil {
-		t.Skipf("a Docker engine (%s) answers here: the lifecycle suite's kind spec runs the provider for real", v)
+// fakeDocker puts a docker command first in PATH that answers `info` with
+// a server version (or fails it when engine is false), `image inspect`
+// with present, and `pull` with pullOut and exit code pullCode. It
+// returns the file its calls are logged to, one per line.
+func fakeDocker(t *testing.T, engine, present bool, pullCode int, pullOut string) string {
+	t.Helper()
+	dir := t.TempDir()
+	calls := filepath.Join(dir, "calls")
+	script := fmt.Sprintf(`#!/bin/sh
+echo "$*" >> %q
+case "$1" in
+info) %s ;;
+image) %s ;;
+pull) echo %q; exit %d ;;
+esac
+`, calls, map[bool]string{true: "echo 20.10.24", false: "echo 'Cannot connect to the Docker daemon' >&2; exit 1"}[engine],
+		map[bool]string{true: "echo sha256:abc", false: "echo 'Error: No such image' >&2; exit 1"}[present], pullOut, pullCode)
+	if err := os.WriteFile(filepath.Join(dir, "docker"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
 	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	return calls
+}
+
+// Where no Docker engine answers, Up fails at once with an environment
+// error that says so, starts nothing and leaves no directory.
+func TestKindUpWithoutADockerEngine(t *testing.T) {
+	fakeDocker(t, false, false, 1, "")
 	work := t.TempDir()
 	var phases []string
 	k, err := NewKind(WithToolchain(testToolchain(t)), WithWorkRoot(work), WithName("kind-test"),
@@ -82,5 +104,68 @@ func TestKindUpWithoutADockerEngine(t *testing.T) {
 	}
 	if err := k.Down(context.Background()); err != nil {
 		t.Errorf("Down of a cluster that never started: %v", err)
+	}
+}
+
+// An engine without a registry (this project's machines) and without the
+// node image: Up fails before anything is built or created, naming the
+// image and how to get it, as an environment failure.
+func TestKindUpWithoutTheNodeImageAndNoRegistry(t *testing.T) {
+	calls := fakeDocker(t, true, false, 1, `Error response from daemon: Get "https://registry-1.docker.io/v2/": dial tcp: lookup registry-1.docker.io: no such host`)
+	work := t.TempDir()
+	var phases []string
+	tc := testToolchain(t)
+	k, err := NewKind(WithToolchain(tc), WithWorkRoot(work), WithName("kind-test"),
+		WithProgress(func(e Event) { phases = append(phases, e.Phase) }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = k.Up(context.Background())
+	var pe *PhaseError
+	var ie *NodeImageError
+	if !errors.As(err, &pe) || pe.Phase != "docker" || !errors.As(err, &ie) {
+		t.Fatalf("Up: %v, want a *PhaseError of phase docker holding a *NodeImageError", err)
+	}
+	for _, want := range []string{KindNodeImage(tc), "cannot be pulled", "no such host", "docker load", "local provider"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("the error %q does not say %q", err, want)
+		}
+	}
+	if slices.Contains(phases, "toolchain") || slices.Contains(phases, "control-plane") {
+		t.Errorf("phases %v: nothing may be built or started without the node image", phases)
+	}
+	if _, err := os.Stat(filepath.Join(work, "kind-test")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Up left %s behind (%v)", filepath.Join(work, "kind-test"), err)
+	}
+	b, _ := os.ReadFile(calls)
+	if !strings.Contains(string(b), "pull "+KindNodeImage(tc)) {
+		t.Errorf("docker calls:\n%s\nwant a pull of the image (what kind would do on a runner with a registry)", b)
+	}
+}
+
+// On a runner with a registry the image is pulled as kind would pull it;
+// an image already in the engine is used without a pull.
+func TestEnsureImagePullsOnlyWhatIsMissing(t *testing.T) {
+	for _, tc := range []struct {
+		name              string
+		present, wantPull bool
+	}{
+		{name: "present: no pull", present: true},
+		{name: "absent, registry reachable: pulled", wantPull: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := fakeDocker(t, true, tc.present, 0, "Status: Downloaded newer image")
+			var lines []string
+			if err := ensureImage(context.Background(), "kindest/node:v1.36.3", func(s string) { lines = append(lines, s) }); err != nil {
+				t.Fatalf("ensureImage: %v", err)
+			}
+			b, _ := os.ReadFile(calls)
+			if pulled := strings.Contains(string(b), "pull kindest/node:v1.36.3"); pulled != tc.wantPull {
+				t.Errorf("docker calls:\n%s\npulled %v, want %v", b, pulled, tc.wantPull)
+			}
+			if len(lines) == 0 {
+				t.Error("no progress line says what happened to the image")
+			}
+		})
 	}
 }
