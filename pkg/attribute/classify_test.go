@@ -271,3 +271,37 @@ rules:
 		}
 	}
 }
+
+// A node class that could not be read (a 403, a timeout) is unknown: the
+// node-class rule must not fire on it, and the signal says why it is
+// unavailable. The same run with the class known to be missing fires it.
+func TestAnUnreadableNodeClassIsNotMissing(t *testing.T) {
+	missing := healthy()
+	pending(missing)
+	missing.Facts.NodeClassExists = false
+	missing.Observation.Events = append(missing.Observation.Events, observe.EventRecord{Reason: "InsufficientCapacityError", Kind: "NodeClaim", Count: 1})
+	if v := classify(t, missing); v.Rule != "L2-nodeclass-missing" {
+		t.Fatalf("a missing node class: rule %q, want L2-nodeclass-missing", v.Rule)
+	}
+	unknown := healthy()
+	pending(unknown)
+	unknown.Facts.NodeClassExists = false
+	unknown.Facts.NodeClassUnreadable = `failed to read KWOKNodeClass run: kwoknodeclasses.karpenter.kwok.sh "run" is forbidden`
+	unknown.Observation.Events = append(unknown.Observation.Events, observe.EventRecord{Reason: "InsufficientCapacityError", Kind: "NodeClaim", Count: 1})
+	v := classify(t, unknown)
+	if v.Rule == "L2-nodeclass-missing" {
+		t.Fatalf("an unreadable node class was read as missing: %s", v.Summary())
+	}
+	found := false
+	for _, s := range v.Signals {
+		if s.ID == "policy.nodeClassMissing" {
+			found = true
+			if s.Available || !strings.Contains(s.Detail, "forbidden") {
+				t.Errorf("policy.nodeClassMissing = %+v, want unavailable with the read error as its detail", s)
+			}
+		}
+	}
+	if !found {
+		t.Error("the verdict lists no policy.nodeClassMissing signal")
+	}
+}

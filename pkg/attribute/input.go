@@ -36,8 +36,12 @@ type Facts struct {
 	Health string `json:"health,omitempty"`
 	// NodePool is the run's NodePool as the API server has it (spec and status).
 	NodePool *karpv1.NodePool `json:"-"`
-	// NodeClassExists says whether the node class the NodePool names exists.
+	// NodeClassExists says whether the node class the NodePool names
+	// exists; it means nothing when NodeClassUnreadable is set.
 	NodeClassExists bool `json:"nodeClassExists"`
+	// NodeClassUnreadable is why the node class could not be read (403, a
+	// timeout): the class is then unknown, neither there nor missing.
+	NodeClassUnreadable string `json:"nodeClassUnreadable,omitempty"`
 	// Workloads are the pod templates as applied, by workload name.
 	Workloads map[string]*corev1.PodTemplateSpec `json:"-"`
 	// Replicas are the desired replicas now and as applied, by workload.

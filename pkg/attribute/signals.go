@@ -203,7 +203,13 @@ var signalDefs = []SignalDef{
 			if in.Facts.NodePool == nil {
 				return 0, false, "NodePool not read"
 			}
+			if in.Facts.NodeClassUnreadable != "" {
+				return 0, false, "node class not readable: " + in.Facts.NodeClassUnreadable
+			}
 			ref := in.Facts.NodePool.Spec.Template.Spec.NodeClassRef
+			if ref == nil {
+				return 1, true, "the NodePool names no nodeClassRef"
+			}
 			return b2f(!in.Facts.NodeClassExists), true, fmt.Sprintf("nodeClassRef %s/%s", ref.Kind, ref.Name)
 		}},
 	{ID: "nodeclaims.launchedNotRegistered", Help: fmt.Sprintf("NodeClaims launched at least %s before the end of the run and still not registered", RegistrationTimeout),

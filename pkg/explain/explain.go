@@ -10,12 +10,10 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
@@ -247,7 +245,9 @@ func classify(ctx context.Context, cfg *rest.Config, c client.Client, w *Workloa
 		np := &karpv1.NodePool{}
 		if err := c.Get(ctx, client.ObjectKey{Name: w.NodePool}, np); err == nil {
 			facts.NodePool = np
-			facts.NodeClassExists = nodeClassExists(ctx, c, np)
+			if facts.NodeClassExists, err = run.ReadNodeClass(ctx, c, np); err != nil {
+				facts.NodeClassUnreadable = err.Error()
+			}
 		}
 	}
 	d := &appsv1.Deployment{}
@@ -285,20 +285,4 @@ func classify(ctx context.Context, cfg *rest.Config, c client.Client, w *Workloa
 		}
 	}
 	return nil
-}
-
-// nodeClassExists looks the NodePool's node class up by its group and kind
-// (KWOKNodeClass, EC2NodeClass, …: the resource is the kind's plural).
-func nodeClassExists(ctx context.Context, c client.Client, np *karpv1.NodePool) bool {
-	ref := np.Spec.Template.Spec.NodeClassRef
-	if ref == nil {
-		return false
-	}
-	u := &unstructured.Unstructured{}
-	u.SetAPIVersion(ref.Group + "/v1")
-	if strings.HasPrefix(ref.Group, "karpenter.kwok.sh") {
-		u.SetAPIVersion(ref.Group + "/v1alpha1")
-	}
-	u.SetKind(ref.Kind)
-	return c.Get(ctx, client.ObjectKey{Name: ref.Name}, u) == nil
 }

@@ -14,7 +14,6 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	kwokv1alpha1 "sigs.k8s.io/karpenter/kwok/apis/v1alpha1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/nodeprint/nodeprint/pkg/attribute"
@@ -135,8 +134,10 @@ func (r *Runner) facts(ctx context.Context, objs *Objects, cat *fit.Catalog, bef
 	np := &karpv1.NodePool{}
 	if err := r.client.Get(ctx, client.ObjectKeyFromObject(objs.NodePool), np); err == nil {
 		f.NodePool = np
-		nc := &kwokv1alpha1.KWOKNodeClass{}
-		f.NodeClassExists = r.client.Get(ctx, client.ObjectKey{Name: np.Spec.Template.Spec.NodeClassRef.Name}, nc) == nil
+		var err error
+		if f.NodeClassExists, err = ReadNodeClass(ctx, r.client, np); err != nil {
+			f.NodeClassUnreadable = err.Error()
+		}
 	} else {
 		f.NodePool = objs.NodePool
 	}
