@@ -88,6 +88,9 @@ func Classify(rs *RuleSet, in *Input) (*Verdict, error) {
 	for _, d := range signalDefs {
 		x, ok, detail := d.compute(in)
 		val := Value{ID: d.ID, Value: x, Available: ok, Detail: detail}
+		if !ok && d.readError != nil {
+			val.Error = d.readError(in)
+		}
 		vals[d.ID] = val
 		v.Signals = append(v.Signals, val)
 	}
@@ -115,6 +118,25 @@ func Classify(rs *RuleSet, in *Input) (*Verdict, error) {
 		if reg := vals["diff.regressions"]; reg.Available && reg.Value > 0 {
 			v.Verdict = Inconclusive
 			v.Reason = "the fingerprint regressed (" + reg.Detail + ") but no rule explains it: extend the rules rather than guess"
+			return v, nil
+		}
+		if u := vals["policy.pendingAdmittedByNoNodePool"]; u.Available && u.Value == 1 {
+			// The seeds' headline case, without the catalog that tells
+			// a policy excluding instances that exist (L2) from pods
+			// asking for what no instance offers (L3).
+			v.Verdict = Inconclusive
+			v.Reason = "pods are pending and no NodePool admits them (" + u.Detail + "); without the instance catalog it cannot be told " +
+				"whether the policy excludes instances that exist (L2) or the pods ask for what no instance offers (L3): give the catalog (--catalog)"
+			return v, nil
+		}
+		if in.Baseline == nil {
+			// explain: the workload is troubled (that is why it is
+			// listed), so "none" would claim too much.
+			v.Verdict = Inconclusive
+			v.Reason = "no rule explains what the cluster shows (there is no baseline to compare with, so the rules that need one cannot fire)"
+			if b := blocked(rs, vals); b != "" {
+				v.Reason += "; " + b
+			}
 			return v, nil
 		}
 		v.Verdict = None
@@ -153,4 +175,29 @@ func (v *Verdict) Summary() string {
 		ev = append(ev, e.String())
 	}
 	return fmt.Sprintf("%s by %s (%s): %s", v.Verdict, v.Rule, v.Title.En, strings.Join(ev, "; "))
+}
+
+// blocked names the rules that might have fired but for a read that
+// failed: every condition on a readable signal holds, and a signal whose
+// read failed (Value.Error) is the rest. It says which and why, so the
+// engineer knows what to look at or to grant.
+func blocked(rs *RuleSet, vals map[string]Value) string {
+	var parts []string
+	for _, r := range rs.Rules {
+		var missing []string
+		holds := true
+		for _, c := range r.When {
+			val := vals[c.Signal]
+			switch {
+			case !val.Available && val.Error != "":
+				missing = append(missing, c.Signal+" ("+val.Error+")")
+			case !val.Available, !c.holds(val.Value):
+				holds = false
+			}
+		}
+		if holds && len(missing) > 0 {
+			parts = append(parts, r.ID+" might apply, but "+strings.Join(missing, ", ")+" could not be read")
+		}
+	}
+	return strings.Join(parts, "; ")
 }

@@ -305,3 +305,25 @@ func TestAnUnreadableNodeClassIsNotMissing(t *testing.T) {
 		t.Error("the verdict lists no policy.nodeClassMissing signal")
 	}
 }
+
+// Without a baseline (explain) the workload is troubled, so no rule
+// firing is inconclusive, never "none", and a rule blocked by a failed
+// read is named with the error.
+func TestExplainWithoutARuleIsInconclusiveAndNamesWhatCouldNotBeRead(t *testing.T) {
+	in := healthy()
+	pending(in)
+	in.Baseline, in.Diff = nil, nil
+	in.Facts.NodeClassUnreadable = `kwoknodeclasses.karpenter.kwok.sh "run" is forbidden`
+	v := classify(t, in)
+	if v.Verdict != Inconclusive {
+		t.Fatalf("verdict %s, want inconclusive", v.Summary())
+	}
+	for _, want := range []string{"no baseline", "L2-nodeclass-missing might apply", "policy.nodeClassMissing", "forbidden"} {
+		if !strings.Contains(v.Reason, want) {
+			t.Errorf("reason %q does not say %q", v.Reason, want)
+		}
+	}
+	if strings.Contains(v.Reason, "matches the baseline") {
+		t.Errorf("reason %q speaks of a baseline there is none of", v.Reason)
+	}
+}

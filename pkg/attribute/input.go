@@ -46,6 +46,10 @@ type Facts struct {
 	Workloads map[string]*corev1.PodTemplateSpec `json:"-"`
 	// Replicas are the desired replicas now and as applied, by workload.
 	Replicas map[string]Replicas `json:"replicas,omitempty"`
+	// Unadmitted names, per workload, why no NodePool admits its pods (by
+	// node selector and required affinity against the NodePools'
+	// requirements and template labels). nil: not known.
+	Unadmitted map[string]string `json:"unadmitted,omitempty"`
 	// Fit says, per workload, how many catalog types hold one pod, with and
 	// without the NodePool.
 	Fit map[string]fit.Result `json:"fit,omitempty"`

@@ -30,6 +30,10 @@ type SignalDef struct {
 	// Help says what the value is, for `nodeprint rules` and the runbooks.
 	Help    string
 	compute func(in *Input) (v float64, ok bool, detail string)
+	// readError, where set, says why the signal could not be read when a
+	// read failed (a 403, a timeout), as against a signal that does not
+	// apply (no baseline, no pending pod).
+	readError func(in *Input) string
 }
 
 // Value is one signal's value in a verdict.
@@ -39,6 +43,9 @@ type Value struct {
 	Value     float64 `json:"value"`
 	Available bool    `json:"available"`
 	Detail    string  `json:"detail,omitempty"`
+	// Error is why an unavailable signal could not be read, when a read
+	// failed; a rule blocked by it is named in an inconclusive verdict.
+	Error string `json:"error,omitempty"`
 }
 
 func (v Value) String() string {
@@ -147,7 +154,10 @@ func pendingFit(in *Input, nodePool bool) (float64, bool, string) {
 			all = false
 		}
 		detail := fmt.Sprintf("%s: %d %s type(s) hold a pod", w, n, what)
-		if !nodePool && n == 0 && r.Largest != "" {
+		switch {
+		case !nodePool && n == 0 && r.Sized > 0:
+			detail += fmt.Sprintf(": %d are large enough, but none offers what the pods select (%s)", r.Sized, r.Unoffered)
+		case !nodePool && n == 0 && r.Largest != "":
 			detail += ", largest is " + r.Largest
 		}
 		if nodePool && n == 0 && r.Catalog > 0 {
@@ -211,7 +221,8 @@ var signalDefs = []SignalDef{
 				return 1, true, "the NodePool names no nodeClassRef"
 			}
 			return b2f(!in.Facts.NodeClassExists), true, fmt.Sprintf("nodeClassRef %s/%s", ref.Kind, ref.Name)
-		}},
+		},
+		readError: func(in *Input) string { return in.Facts.NodeClassUnreadable }},
 	{ID: "nodeclaims.launchedNotRegistered", Help: fmt.Sprintf("NodeClaims launched at least %s before the end of the run and still not registered", RegistrationTimeout),
 		compute: func(in *Input) (float64, bool, string) {
 			var hit []string
@@ -285,6 +296,28 @@ var signalDefs = []SignalDef{
 		compute: func(in *Input) (float64, bool, string) { return pendingFit(in, false) }},
 	{ID: "fit.pendingFitNodePool", Help: "1 when every workload with pending pods fits some instance type the NodePool allows",
 		compute: func(in *Input) (float64, bool, string) { return pendingFit(in, true) }},
+	{ID: "policy.pendingAdmittedByNoNodePool", Help: "1 when a workload with pending pods asks, by node selector or required affinity, for labels no NodePool's nodes would carry",
+		compute: func(in *Input) (float64, bool, string) {
+			if in.Facts.Unadmitted == nil {
+				return 0, false, "NodePools not compared with the pods"
+			}
+			pending := map[string]bool{}
+			for _, p := range livePods(in.Observation) {
+				if p.Scheduled.IsZero() {
+					pending[p.Workload] = true
+				}
+			}
+			var hit []string
+			for _, w := range sortedKeys(pending) {
+				if why := in.Facts.Unadmitted[w]; why != "" {
+					hit = append(hit, w+" ("+why+")")
+				}
+			}
+			if len(hit) == 0 {
+				return 0, true, ""
+			}
+			return 1, true, strings.Join(hit, "; ")
+		}},
 	{ID: "policy.limitsReached", Help: "1 when the NodePool has limits and what it uses plus one more pod exceeds them, or Karpenter reported exceeding them",
 		compute: func(in *Input) (float64, bool, string) {
 			np := in.Facts.NodePool

@@ -10,10 +10,12 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
@@ -65,9 +67,13 @@ type Workload struct {
 	NodePool  string `json:"nodePool,omitempty"`
 	// Pods are the workload's troubled pods, and Problems what is wrong
 	// with them (pending, CrashLoopBackOff, OOMKilled, …) counted.
-	Pods     []string           `json:"pods"`
-	Problems map[string]int     `json:"problems"`
-	Verdict  *attribute.Verdict `json:"verdict"`
+	Pods     []string       `json:"pods"`
+	Problems map[string]int `json:"problems"`
+	// Unadmitted says why no NodePool admits the workload's pods (their
+	// node selector or required affinity asks for labels no NodePool's
+	// nodes would carry); empty when one does or it is not known.
+	Unadmitted string             `json:"unadmitted,omitempty"`
+	Verdict    *attribute.Verdict `json:"verdict"`
 	// Runbook is the deciding rule's runbook page; FirstCheck its first
 	// command with this workload's names filled in.
 	Runbook    string `json:"runbook,omitempty"`
@@ -95,6 +101,9 @@ func Explain(ctx context.Context, cfg *rest.Config, c client.Client, opts ...Opt
 		wanted[ns] = true
 	}
 	byKey := map[string]*Workload{}
+	// templates: a troubled pod's spec per workload, for workloads that
+	// are not Deployments (StatefulSets, Jobs, bare pods).
+	templates := map[string]*corev1.PodTemplateSpec{}
 	for i := range pods.Items {
 		p := &pods.Items[i]
 		if (len(wanted) > 0 && !wanted[p.Namespace]) || (len(wanted) == 0 && systemNamespaces[p.Namespace]) {
@@ -109,11 +118,15 @@ func Explain(ctx context.Context, cfg *rest.Config, c client.Client, opts ...Opt
 		if w == nil {
 			w = &Workload{Namespace: p.Namespace, Name: observe.WorkloadOf(p), Problems: map[string]int{}}
 			byKey[key] = w
+			templates[key] = &corev1.PodTemplateSpec{ObjectMeta: *p.ObjectMeta.DeepCopy(), Spec: *p.Spec.DeepCopy()}
 		}
 		w.Pods = append(w.Pods, p.Name)
 		w.Problems[problem]++
 		if np := nodePoolOf(ctx, c, p, nodePools.Items); np != "" && w.NodePool == "" {
 			w.NodePool = np
+		}
+		if problem == "Pending" && w.NodePool == "" && w.Unadmitted == "" {
+			w.Unadmitted = unadmitted(p, nodePools.Items)
 		}
 	}
 	var shapes *fit.Catalog
@@ -140,7 +153,10 @@ func Explain(ctx context.Context, cfg *rest.Config, c client.Client, opts ...Opt
 	for _, k := range keys {
 		w := byKey[k]
 		sort.Strings(w.Pods)
-		if err := classify(ctx, cfg, c, w, shapes, cat, rs, o); err != nil {
+		if w.NodePool != "" {
+			w.Unadmitted = ""
+		}
+		if err := classify(ctx, cfg, c, w, templates[k], nodePools.Items, shapes, cat, rs, o); err != nil {
 			return nil, err
 		}
 		out = append(out, *w)
@@ -192,30 +208,60 @@ func nodePoolOf(ctx context.Context, c client.Client, p *corev1.Pod, pools []kar
 			}
 		}
 	}
-	// The NodePools whose nodes would carry every label the pod selects.
+	// The NodePools whose nodes could carry the pod, by its node selector
+	// and required affinity against their requirements and template labels.
 	var match []string
-	for _, np := range pools {
-		ok := len(p.Spec.NodeSelector) > 0
-		for k, v := range p.Spec.NodeSelector {
-			if np.Spec.Template.Labels[k] != v {
-				ok = false
-			}
-		}
-		if ok {
-			match = append(match, np.Name)
+	tpl := &corev1.PodTemplateSpec{ObjectMeta: p.ObjectMeta, Spec: p.Spec}
+	for i := range pools {
+		if fit.Admits(&pools[i], tpl) == nil {
+			match = append(match, pools[i].Name)
 		}
 	}
 	if len(match) == 1 {
 		return match[0]
 	}
-	if len(pools) == 1 {
-		return pools[0].Name
-	}
 	return ""
 }
 
-func classify(ctx context.Context, cfg *rest.Config, c client.Client, w *Workload, shapes *fit.Catalog, cat *catalog.Catalog, rs *attribute.RuleSet, o *options) error {
-	ob, err := observe.Start(ctx, cfg, observe.Target{Run: w.Namespace, Namespace: w.Namespace, NodePool: w.NodePool})
+// fitAcross is the workload's fit with its NodePool, or, when it is not
+// known which NodePool serves it, with the best of the NodePools that
+// admit it (the pods may go to any). With none admitting it, no NodePool
+// allows any type.
+func fitAcross(shapes *fit.Catalog, tpl *corev1.PodTemplateSpec, np *karpv1.NodePool, pools []karpv1.NodePool) fit.Result {
+	if np != nil {
+		return shapes.Check(tpl, np)
+	}
+	best := shapes.Check(tpl, nil)
+	for i := range pools {
+		if fit.Admits(&pools[i], tpl) != nil {
+			continue
+		}
+		if r := shapes.Check(tpl, &pools[i]); r.NodePool > best.NodePool {
+			best = r
+		}
+	}
+	return best
+}
+
+// unadmitted says why no NodePool admits the pod, or "" when one does.
+func unadmitted(p *corev1.Pod, pools []karpv1.NodePool) string {
+	tpl := &corev1.PodTemplateSpec{ObjectMeta: p.ObjectMeta, Spec: p.Spec}
+	if len(pools) == 0 {
+		return "there is no NodePool"
+	}
+	var why []string
+	for i := range pools {
+		err := fit.Admits(&pools[i], tpl)
+		if err == nil {
+			return ""
+		}
+		why = append(why, pools[i].Name+": "+err.Error())
+	}
+	return strings.Join(why, "; ")
+}
+
+func classify(ctx context.Context, cfg *rest.Config, c client.Client, w *Workload, podTemplate *corev1.PodTemplateSpec, pools []karpv1.NodePool, shapes *fit.Catalog, cat *catalog.Catalog, rs *attribute.RuleSet, o *options) error {
+	ob, err := observe.Start(ctx, cfg, observe.Target{Run: w.Namespace, Namespace: w.Namespace, NodePool: w.NodePool, Live: true})
 	if err != nil {
 		return fmt.Errorf("failed to observe %s/%s: %w", w.Namespace, w.Name, err)
 	}
@@ -250,19 +296,29 @@ func classify(ctx context.Context, cfg *rest.Config, c client.Client, w *Workloa
 			}
 		}
 	}
+	tpl := podTemplate
 	d := &appsv1.Deployment{}
 	if err := c.Get(ctx, client.ObjectKey{Namespace: w.Namespace, Name: w.Name}, d); err == nil {
-		facts.Workloads[w.Name] = d.Spec.Template.DeepCopy()
+		tpl = d.Spec.Template.DeepCopy()
 		if d.Spec.Replicas != nil {
 			// What was applied is not known on a live cluster: no growth.
 			facts.Replicas[w.Name] = attribute.Replicas{Applied: *d.Spec.Replicas, Desired: *d.Spec.Replicas}
 		}
-		if shapes != nil && facts.NodePool != nil {
-			facts.Fit[w.Name] = shapes.Check(&d.Spec.Template, facts.NodePool)
+	}
+	facts.Unadmitted = map[string]string{}
+	if w.Unadmitted != "" {
+		facts.Unadmitted[w.Name] = w.Unadmitted
+	}
+	if tpl != nil {
+		facts.Workloads[w.Name] = tpl
+		if shapes != nil {
+			facts.Fit[w.Name] = fitAcross(shapes, tpl, facts.NodePool, pools)
 		}
 	}
 	if shapes != nil {
 		facts.Allocatable = shapes.Allocatable()
+	} else if facts.Allocatable, err = allocatableOfNodes(ctx, c, snap); err != nil {
+		return err
 	}
 	facts.PodUsage = run.PodUsage(ctx, c, w.Namespace)
 	v, err := attribute.Classify(rs, &attribute.Input{Scenario: w.Namespace + "/" + w.Name, Observed: fp, Observation: snap, Facts: facts})
@@ -285,4 +341,28 @@ func classify(ctx context.Context, cfg *rest.Config, c client.Client, w *Workloa
 		}
 	}
 	return nil
+}
+
+// allocatableOfNodes is, without a catalog, what the nodes themselves
+// report: each observed node's instance type with its
+// status.allocatable, so that the over-request and OOM rules work on a
+// real cluster (EKS) as they do on a run's catalog.
+func allocatableOfNodes(ctx context.Context, c client.Client, snap *observe.Observation) (map[string]corev1.ResourceList, error) {
+	out := map[string]corev1.ResourceList{}
+	for name, rec := range snap.Nodes {
+		if rec.InstanceType == "" || out[rec.InstanceType] != nil {
+			continue
+		}
+		n := &corev1.Node{}
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, n); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue // gone since it was observed
+			}
+			return nil, fmt.Errorf("failed to read node %s: %w", name, err)
+		}
+		if len(n.Status.Allocatable) > 0 {
+			out[rec.InstanceType] = n.Status.Allocatable.DeepCopy()
+		}
+	}
+	return out, nil
 }

@@ -66,6 +66,13 @@ type Result struct {
 	Catalog int `json:"catalog"`
 	// NodePool counts those that the NodePool's requirements also allow.
 	NodePool int `json:"nodePool"`
+	// Sized counts the types whose allocatable resources hold the pod's
+	// requests, whatever their labels: Sized > 0 with Catalog == 0 means
+	// the pods select what no type offers, not that they are too large.
+	Sized int `json:"sized,omitempty"`
+	// Unoffered is, when Sized > 0 and Catalog == 0, the pod's well-known
+	// requirements that no type large enough meets, for evidence.
+	Unoffered string `json:"unoffered,omitempty"`
 	// Largest names the largest type by CPU, for evidence.
 	Largest string `json:"largest,omitempty"`
 	// Example names a type that fits in the catalog (the smallest).
@@ -107,7 +114,8 @@ func (c *Catalog) Check(pod *corev1.PodTemplateSpec, np *karpv1.NodePool) Result
 		if !resources.Fits(requests, it.Allocatable()) {
 			continue
 		}
-		if it.Requirements.Compatible(wellKnown, scheduling.AllowUndefinedWellKnownLabels) != nil {
+		res.Sized++
+		if err := it.Requirements.Compatible(wellKnown, scheduling.AllowUndefinedWellKnownLabels); err != nil {
 			continue
 		}
 		if len(it.Offerings.Available().Compatible(wellKnown)) == 0 {
@@ -133,6 +141,9 @@ func (c *Catalog) Check(pod *corev1.PodTemplateSpec, np *karpv1.NodePool) Result
 	if len(fits) > 0 {
 		res.Example = fits[0].name
 	}
+	if res.Catalog == 0 && res.Sized > 0 {
+		res.Unoffered = wellKnown.String()
+	}
 	return res
 }
 
@@ -143,4 +154,16 @@ func (c *Catalog) Allocatable() map[string]corev1.ResourceList {
 		out[it.Name] = it.Allocatable()
 	}
 	return out
+}
+
+// Admits says whether a node the NodePool launches could carry the pod at
+// all, by labels alone: the NodePool's requirements and template labels
+// against the pod's node selector and required node affinity. It needs no
+// catalog. nil: admitted; otherwise the incompatibility, in Karpenter's
+// words.
+func Admits(np *karpv1.NodePool, pod *corev1.PodTemplateSpec) error {
+	p := &corev1.Pod{ObjectMeta: pod.ObjectMeta, Spec: pod.Spec}
+	nodeLabels := scheduling.NewNodeSelectorRequirementsWithMinValues(np.Spec.Template.Spec.Requirements...)
+	nodeLabels.Add(scheduling.NewLabelRequirements(np.Spec.Template.Labels).Values()...)
+	return nodeLabels.Compatible(scheduling.NewPodRequirements(p), scheduling.AllowUndefinedWellKnownLabels)
 }

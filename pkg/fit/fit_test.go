@@ -3,6 +3,7 @@ package fit
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -103,5 +104,55 @@ func TestLoadConcurrently(t *testing.T) {
 		if c == nil || len(c.types) == 0 || c != cats[0] {
 			t.Fatalf("concurrent loads did not share one parsed catalog")
 		}
+	}
+}
+
+func TestAdmitsByLabelsAlone(t *testing.T) {
+	pool := &karpv1.NodePool{}
+	pool.Spec.Template.Labels = map[string]string{"team": "web"}
+	pool.Spec.Template.Spec.Requirements = []karpv1.NodeSelectorRequirementWithMinValues{
+		{Key: corev1.LabelTopologyZone, Operator: corev1.NodeSelectorOpIn, Values: []string{"zone-a"}},
+	}
+	tpl := func(sel map[string]string) *corev1.PodTemplateSpec {
+		return &corev1.PodTemplateSpec{Spec: corev1.PodSpec{NodeSelector: sel}}
+	}
+	for _, tc := range []struct {
+		name string
+		sel  map[string]string
+		want bool
+	}{
+		{"no selector", nil, true},
+		{"its template label", map[string]string{"team": "web"}, true},
+		{"another team", map[string]string{"team": "data"}, false},
+		{"a label the NodePool never sets", map[string]string{"gpu": "true"}, false},
+		{"its zone", map[string]string{corev1.LabelTopologyZone: "zone-a"}, true},
+		{"a zone it excludes", map[string]string{corev1.LabelTopologyZone: "zone-b"}, false},
+		{"a well-known label it leaves open", map[string]string{corev1.LabelArchStable: "arm64"}, true},
+	} {
+		if got := Admits(pool, tpl(tc.sel)) == nil; got != tc.want {
+			t.Errorf("%s: admitted %v, want %v (%v)", tc.name, got, tc.want, Admits(pool, tpl(tc.sel)))
+		}
+	}
+}
+
+// Pods that select what no type offers are told apart from pods too large
+// for every type: the evidence must not send the service team to shrink
+// requests that are fine.
+func TestCheckTellsUnofferedLabelsFromOversizedRequests(t *testing.T) {
+	c, err := Load(context.Background(), filepath.Join("..", "..", "fixtures", "catalogs", "aws-small.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := func(cpu string, sel map[string]string) *corev1.PodTemplateSpec {
+		return &corev1.PodTemplateSpec{Spec: corev1.PodSpec{NodeSelector: sel, Containers: []corev1.Container{{Name: "c",
+			Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu)}}}}}}
+	}
+	unoffered := c.Check(pod("500m", map[string]string{corev1.LabelArchStable: "s390x"}), nil)
+	if unoffered.Catalog != 0 || unoffered.Sized == 0 || !strings.Contains(unoffered.Unoffered, "s390x") {
+		t.Errorf("an architecture no type has: %+v, want Catalog 0, Sized > 0 and the requirement named", unoffered)
+	}
+	oversized := c.Check(pod("10000", nil), nil)
+	if oversized.Catalog != 0 || oversized.Sized != 0 || oversized.Unoffered != "" {
+		t.Errorf("requests larger than every type: %+v, want Catalog 0, Sized 0", oversized)
 	}
 }

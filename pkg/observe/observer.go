@@ -39,6 +39,11 @@ type Target struct {
 	// server (an HPA may change them), the applied ones until a Deployment
 	// is seen. None: the observer only records (explain).
 	Workloads map[string]int32
+	// Live says the observation begins on a cluster as it is, not at a
+	// run's start (explain): a node first seen with its Ready condition
+	// not True is NotReady then, whereas in a run a node not yet Ready is
+	// one still booting.
+	Live bool
 }
 
 // Observer records one run from informers.
@@ -298,6 +303,9 @@ func (o *Observer) onNode(obj any, deleted bool) {
 			CapacityType: n.Labels[karpv1.CapacityTypeLabelKey], Zone: n.Labels[corev1.LabelTopologyZone]}
 		o.ob.Nodes[n.Name] = r
 		o.changed(true)
+		if o.target.Live {
+			r.NotReady = notReadyNow(n)
+		}
 	}
 	r.Labels = n.Labels
 	for _, c := range n.Status.Conditions {
@@ -320,6 +328,16 @@ func (o *Observer) onNode(obj any, deleted bool) {
 	if markDeleted(&r.Deleted, deleted, n.DeletionTimestamp) {
 		o.changed(false)
 	}
+}
+
+// notReadyNow: the node reports a Ready condition that is not True.
+func notReadyNow(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status != corev1.ConditionTrue
+		}
+	}
+	return false
 }
 
 func (o *Observer) onNodeClaim(obj any, deleted bool) {

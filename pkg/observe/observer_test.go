@@ -207,3 +207,34 @@ func TestEventsAreRecordedRedacted(t *testing.T) {
 		t.Fatalf("recorded %q (count %d)", got, evs[0].Count)
 	}
 }
+
+// In a run a node not yet Ready is still booting; on a live cluster
+// (explain) a node first seen with Ready False or Unknown is NotReady
+// now. Before, explain counted such a node as neither Ready nor NotReady.
+func TestANodeNotReadyWhenALiveObservationBeginsIsNotReady(t *testing.T) {
+	node := func(status corev1.ConditionStatus) *corev1.Node {
+		n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1"}}
+		n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: status, LastTransitionTime: metav1.Now()}}
+		return n
+	}
+	for _, tc := range []struct {
+		name   string
+		live   bool
+		status corev1.ConditionStatus
+		want   bool
+	}{
+		{"live, Ready False", true, corev1.ConditionFalse, true},
+		{"live, Ready Unknown (kubelet stopped posting)", true, corev1.ConditionUnknown, true},
+		{"live, Ready True", true, corev1.ConditionTrue, false},
+		{"run, not yet Ready: booting", false, corev1.ConditionFalse, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := newTestObserver(1)
+			o.target.Live = tc.live
+			o.onNode(node(tc.status), false)
+			if got := o.Snapshot().Nodes["n1"].NotReady; got != tc.want {
+				t.Errorf("NotReady = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}

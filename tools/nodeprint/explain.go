@@ -34,7 +34,10 @@ and nodes and the events about them, and applies the attribution rules without a
 its evidence, the runbook page to open and the first command to run. It changes nothing.
 
 --cluster names a local nodeprint cluster (its catalog is known, so the fit rules work);
---kubeconfig any cluster running Karpenter (give --catalog for the fit rules).`,
+--kubeconfig any cluster running Karpenter (give --catalog for the fit rules; without it,
+allocatable resources come from the Node objects, and pods no NodePool admits read
+inconclusive, since only the catalog tells a policy that excludes instances (L2) from pods
+asking for what no instance offers (L3)). A workload no rule explains is inconclusive.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if (name == "") == (kubeconfig == "") {
@@ -112,7 +115,14 @@ func printExplained(w io.Writer, ws []explain.Workload) {
 		}
 		sort.Strings(probs)
 		v := x.Verdict
-		fmt.Fprintf(w, "%s/%s (NodePool %s): %s\n", x.Namespace, x.Name, orNone(x.NodePool), strings.Join(probs, ", "))
+		pool := "NodePool " + orNone(x.NodePool)
+		if x.Unadmitted != "" {
+			pool = "no NodePool admits it"
+		}
+		fmt.Fprintf(w, "%s/%s (%s): %s\n", x.Namespace, x.Name, pool, strings.Join(probs, ", "))
+		if x.Unadmitted != "" {
+			fmt.Fprintf(w, "    not admitted: %s\n", x.Unadmitted)
+		}
 		fmt.Fprintf(w, "    verdict: %s", v.Verdict)
 		if v.Rule != "" {
 			fmt.Fprintf(w, " by rule %s (%s); owner: %s", v.Rule, v.Title.En, v.Owner.En)
@@ -125,6 +135,7 @@ func printExplained(w io.Writer, ws []explain.Workload) {
 	}
 }
 
+// orNone: a NodePool explain could not tell (several admit the pods).
 func orNone(s string) string {
 	if s == "" {
 		return "unknown"

@@ -16,8 +16,10 @@ import (
 
 // ExpectExplainedWhileFaulted runs the fault scenario once and, while the
 // fault is in place, explains the run's namespace: the workload must be
-// there with the expected layer and rule.
-func (e *Environment) ExpectExplainedWhileFaulted(ctx context.Context, scenarioFile, workload, layer, rule string) {
+// there with the expected layer and rule. withCatalog gives explain the
+// cluster's instance catalog; without it explain is as on a cluster it
+// knows nothing of (EKS), and takes what it needs from the Node objects.
+func (e *Environment) ExpectExplainedWhileFaulted(ctx context.Context, scenarioFile, workload, layer, rule string, withCatalog bool) {
 	GinkgoHelper()
 	s, err := run.Loader(e.Toolchain).Load(filepath.Join(e.Toolchain.Root, scenarioFile))
 	Expect(err).NotTo(HaveOccurred())
@@ -30,7 +32,11 @@ func (e *Environment) ExpectExplainedWhileFaulted(ctx context.Context, scenarioF
 	var explainErr error
 	_, err = e.runner(ctx).Run(ctx, s, run.OnInject(func(inj faults.Injector) { DeferCleanup(inj.Restore) }),
 		run.WhileFaulted(func(ctx context.Context, res *run.Result) {
-			got, explainErr = explain.Explain(ctx, cfg, e.Client, explain.InNamespaces(res.ID), explain.WithCatalog(local.Catalog()))
+			opts := []explain.Option{explain.InNamespaces(res.ID)}
+			if withCatalog {
+				opts = append(opts, explain.WithCatalog(local.Catalog()))
+			}
+			got, explainErr = explain.Explain(ctx, cfg, e.Client, opts...)
 		}))
 	Expect(err).NotTo(HaveOccurred())
 	Expect(explainErr).NotTo(HaveOccurred())

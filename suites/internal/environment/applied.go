@@ -1,0 +1,178 @@
+package environment
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
+	. "github.com/onsi/gomega"    //nolint:revive,staticcheck
+	appsv1 "k8s.io/api/apps/v1"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	kwokv1alpha1 "sigs.k8s.io/karpenter/kwok/apis/v1alpha1"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+
+	"github.com/nodeprint/nodeprint/pkg/explain"
+	"github.com/nodeprint/nodeprint/pkg/kube"
+)
+
+// Applied are objects a platform team applied itself (kubectl, GitOps),
+// not through a nodeprint run: no run label, their own names.
+type Applied struct {
+	// Suffix makes the names unique on the suite's shared cluster.
+	Suffix    string
+	Namespace string
+}
+
+// NewApplied creates a namespace for a spec's own objects and deletes it,
+// and every cluster-wide object created through Applied, after the spec.
+func (e *Environment) NewApplied(ctx context.Context, prefix string) *Applied {
+	GinkgoHelper()
+	a := &Applied{Suffix: fmt.Sprintf("%d-%d", os.Getpid(), GinkgoParallelProcess()), Namespace: fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%1e6)}
+	e.ExpectCreated(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: a.Namespace}})
+	return a
+}
+
+// ApplyNodeClass creates a KWOKNodeClass.
+func (e *Environment) ApplyNodeClass(ctx context.Context, name string) {
+	GinkgoHelper()
+	e.ExpectCreated(ctx, &kwokv1alpha1.KWOKNodeClass{ObjectMeta: metav1.ObjectMeta{Name: name}})
+}
+
+// ApplyNodePool creates a NodePool for on-demand amd64 Linux nodes of
+// any size, with templateLabels on its nodes, naming the node class.
+func (e *Environment) ApplyNodePool(ctx context.Context, name, nodeClass string, templateLabels map[string]string) {
+	GinkgoHelper()
+	np := &karpv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: name}}
+	np.Spec.Template.Labels = templateLabels
+	np.Spec.Template.Spec.NodeClassRef = &karpv1.NodeClassReference{Group: "karpenter.kwok.sh", Kind: "KWOKNodeClass", Name: nodeClass}
+	np.Spec.Template.Spec.Requirements = []karpv1.NodeSelectorRequirementWithMinValues{
+		{Key: corev1.LabelArchStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"amd64"}},
+		{Key: corev1.LabelOSStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"linux"}},
+		{Key: karpv1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{karpv1.CapacityTypeOnDemand}},
+	}
+	e.ExpectCreated(ctx, np)
+}
+
+// ApplyDeployment creates a Deployment of pods requesting cpu and memory
+// and selecting nodeSelector.
+func (e *Environment) ApplyDeployment(ctx context.Context, ns, name string, replicas int32, cpu, memory string, nodeSelector map[string]string) {
+	GinkgoHelper()
+	labels := map[string]string{"app": name}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To(replicas),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{NodeSelector: nodeSelector, TerminationGracePeriodSeconds: ptr.To[int64](0),
+					Containers: []corev1.Container{{Name: name, Image: "registry.k8s.io/pause:3.10", Resources: corev1.ResourceRequirements{
+						Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory)}}}}},
+			},
+		},
+	}
+	e.ExpectCreated(ctx, d)
+}
+
+// EventuallyExpectPending waits until the Deployment's pods exist and are
+// all unscheduled.
+func (e *Environment) EventuallyExpectPending(ctx context.Context, ns, app string, n int) {
+	GinkgoHelper()
+	By(fmt.Sprintf("waiting for %d pending pod(s) of %s/%s", n, ns, app))
+	Eventually(func(g Gomega) {
+		pods := &corev1.PodList{}
+		g.Expect(e.Client.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{"app": app})).To(Succeed())
+		g.Expect(pods.Items).To(HaveLen(n))
+		for _, p := range pods.Items {
+			g.Expect(p.Spec.NodeName).To(BeEmpty(), "pod %s was scheduled", p.Name)
+		}
+	}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
+}
+
+// ExpectExplained explains the namespace with cfg and c and returns the
+// workload's entry; it must be listed.
+func (e *Environment) ExpectExplained(ctx context.Context, cfg *rest.Config, c client.Client, ns, workload string, opts ...explain.Option) explain.Workload {
+	GinkgoHelper()
+	got, err := explain.Explain(ctx, cfg, c, append(opts, explain.InNamespaces(ns))...)
+	Expect(err).NotTo(HaveOccurred(), "explain")
+	for _, w := range got {
+		fmt.Fprintf(GinkgoWriter, "explained %s/%s (NodePool %q, %v): %s\n  reason: %s\n", w.Namespace, w.Name, w.NodePool, w.Problems, w.Verdict.Summary(), w.Verdict.Reason)
+		if w.Name == workload {
+			return w
+		}
+	}
+	Fail(fmt.Sprintf("explain did not list workload %q among %d troubled workload(s)", workload, len(got)))
+	return explain.Workload{}
+}
+
+// Catalog is the instance catalog the suite's cluster runs Karpenter with.
+func (e *Environment) Catalog() string {
+	GinkgoHelper()
+	local, err := e.localCluster()
+	Expect(err).NotTo(HaveOccurred())
+	return local.Catalog()
+}
+
+// Admin is the suite's own access to the cluster, for explain.
+func (e *Environment) Admin() (*rest.Config, client.Client) {
+	GinkgoHelper()
+	cfg, err := kube.Config(e.Kubeconfig)
+	Expect(err).NotTo(HaveOccurred())
+	return cfg, e.Client
+}
+
+// ForbiddenNodeClasses is access as a service account that may read
+// everything explain reads except node classes: every read of a
+// KWOKNodeClass answers 403, as on a cluster whose RBAC withholds them.
+func (e *Environment) ForbiddenNodeClasses(ctx context.Context, a *Applied) (*rest.Config, client.Client) {
+	GinkgoHelper()
+	name := "explain-no-nodeclasses-" + a.Suffix
+	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: a.Namespace}}
+	role := &rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: name}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{"", "apps", "events.k8s.io", "metrics.k8s.io"}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch"}},
+		{APIGroups: []string{"karpenter.sh"}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch"}},
+	}}
+	binding := &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
+		RoleRef:  rbacv1.RoleRef{APIGroup: "rbac.authorization.k8s.io", Kind: "ClusterRole", Name: name},
+		Subjects: []rbacv1.Subject{{Kind: "ServiceAccount", Name: name, Namespace: a.Namespace}}}
+	e.ExpectCreated(ctx, sa, role, binding)
+	admin, _ := e.Admin()
+	cs, err := kubernetes.NewForConfig(admin)
+	Expect(err).NotTo(HaveOccurred())
+	tok, err := cs.CoreV1().ServiceAccounts(a.Namespace).CreateToken(ctx, name, &authenticationv1.TokenRequest{
+		Spec: authenticationv1.TokenRequestSpec{ExpirationSeconds: ptr.To[int64](600)}}, metav1.CreateOptions{})
+	Expect(err).NotTo(HaveOccurred(), "a token for the service account")
+	cfg := rest.AnonymousClientConfig(admin)
+	cfg.BearerToken = tok.Status.Token
+	c, err := client.New(cfg, client.Options{Scheme: kube.Scheme})
+	Expect(err).NotTo(HaveOccurred())
+	By("checking that the service account is refused node classes")
+	Eventually(func(g Gomega) {
+		err := c.Get(ctx, client.ObjectKey{Name: "any"}, &kwokv1alpha1.KWOKNodeClass{})
+		g.Expect(apierrors.IsForbidden(err)).To(BeTrue(), "reading a KWOKNodeClass: %v", err)
+		g.Expect(c.List(ctx, &karpv1.NodePoolList{})).To(Succeed(), "listing NodePools")
+	}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
+	return cfg, c
+}
+
+// ExpectSignalUnavailable expects the verdict's signal to be unavailable with a
+// detail containing want.
+func (e *Environment) ExpectSignalUnavailable(w explain.Workload, id, want string) {
+	GinkgoHelper()
+	s, ok := w.Verdict.Signal(id)
+	Expect(ok).To(BeTrue(), "the verdict has no signal %s", id)
+	Expect(s.Available).To(BeFalse(), "signal %s = %v, want unavailable", id, s)
+	Expect(strings.ToLower(s.Detail)).To(ContainSubstring(want), "signal %s", id)
+}
