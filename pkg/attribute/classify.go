@@ -147,6 +147,7 @@ func Classify(rs *RuleSet, in *Input) (*Verdict, error) {
 	r, _ := rs.Rule(first.Rule)
 	v.Verdict, v.Layer, v.Rule = LayerVerdict(r.Layer), r.Layer, r.ID
 	v.Title, v.Owner, v.Checks = r.Title, rs.Owners[r.Layer], r.Checks
+	v.Reason = severalChanges(vals)
 	return v, nil
 }
 
@@ -200,4 +201,30 @@ func blocked(rs *RuleSet, vals map[string]Value) string {
 		}
 	}
 	return strings.Join(parts, "; ")
+}
+
+// changeSignals are the inputs a change can be in, in the decision order
+// of the layers that own them.
+var changeSignals = []struct{ id, what string }{
+	{"inputs.catalogChanged", "the catalog (L1)"},
+	{"inputs.policyChanged", "the NodePool or node class (L2)"},
+	{"inputs.karpenterChanged", "Karpenter (L2)"},
+	{"inputs.workloadChanged", "a workload (L3)"},
+}
+
+// severalChanges says so when more than one kind of input changed: the
+// verdict then names the first by the decision order, and the engineer
+// should know the others changed too.
+func severalChanges(vals map[string]Value) string {
+	var what []string
+	for _, c := range changeSignals {
+		if v := vals[c.id]; v.Available && v.Value == 1 {
+			what = append(what, c.what+": "+v.Detail)
+		}
+	}
+	if len(what) < 2 {
+		return ""
+	}
+	return fmt.Sprintf("%d kinds of input changed since the baseline, decided by the decision order (L1, then L2, then L3): %s",
+		len(what), strings.Join(what, "; "))
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/diff"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
 	"github.com/nodeprint/nodeprint/pkg/fit"
+	"github.com/nodeprint/nodeprint/pkg/inputs"
 	"github.com/nodeprint/nodeprint/pkg/observe"
 )
 
@@ -127,6 +128,14 @@ func TestEveryRuleDecidesItsOwnPattern(t *testing.T) {
 			pending(in)
 			in.Facts.Fit["web"] = fit.Result{Catalog: 0, NodePool: 0, Largest: "c-256x"}
 		}},
+		{"L1-catalog-change", func(in *Input) { changeInputs(in, func(x *inputs.Inputs) { x.Catalog.Digest = "other" }) }},
+		{"L2-policy-change", func(in *Input) {
+			changeInputs(in, func(x *inputs.Inputs) { x.NodePool = map[string]any{"limits": map[string]any{"cpu": "4"}} })
+		}},
+		{"L2-karpenter-change", func(in *Input) { changeInputs(in, func(x *inputs.Inputs) { x.Karpenter.Version = "v1.15.0" }) }},
+		{"L3-workload-change", func(in *Input) {
+			changeInputs(in, func(x *inputs.Inputs) { x.Workloads["web"] = inputs.Workload{Replicas: 8} })
+		}},
 		{"L3-cpu-saturation", func(in *Input) {
 			in.Facts.PodUsage = map[string]corev1.ResourceList{"p1": {corev1.ResourceCPU: resource.MustParse("4")}}
 		}},
@@ -154,6 +163,48 @@ func TestEveryRuleDecidesItsOwnPattern(t *testing.T) {
 		if !covered[r.ID] {
 			t.Errorf("rule %s has no case here", r.ID)
 		}
+	}
+}
+
+// changeInputs gives the run inputs that differ from its baseline's as
+// change does, and a fingerprint that regressed (more nodes).
+func changeInputs(in *Input, change func(*inputs.Inputs)) {
+	base := func() *inputs.Inputs {
+		return &inputs.Inputs{NodePool: map[string]any{}, NodeClass: map[string]any{}, Workloads: map[string]inputs.Workload{"web": {Replicas: 4}},
+			Catalog: inputs.Catalog{Name: "kwok-generic", Digest: "d"}, Karpenter: inputs.Karpenter{Version: "v1.14.1", Binary: "b"}}
+	}
+	in.BaselineInputs, in.Inputs = base(), base()
+	change(in.Inputs)
+	in.Diff = &diff.Diff{Deviations: []diff.Deviation{{Path: "selection.nodes", Baseline: "2", Observed: "4", Severity: "regression"}}}
+}
+
+// A change names the layer that owns the input, and nothing fires on a
+// change that did not regress the fingerprint; several changes are listed
+// and decided by the decision order.
+func TestChangesAreAttributedToTheLayerThatOwnsThem(t *testing.T) {
+	in := healthy()
+	changeInputs(in, func(x *inputs.Inputs) { x.Karpenter.Version = "v1.15.0" })
+	in.Diff = &diff.Diff{}
+	if v := classify(t, in); v.Verdict != None {
+		t.Errorf("a change that regressed nothing: %s, want none", v.Summary())
+	}
+	in = healthy()
+	changeInputs(in, func(x *inputs.Inputs) {
+		x.Workloads["web"] = inputs.Workload{Replicas: 8}
+		x.NodePool = map[string]any{"limits": map[string]any{"cpu": "4"}}
+	})
+	v := classify(t, in)
+	if v.Rule != "L2-policy-change" {
+		t.Fatalf("a policy and a workload change: %s, want L2-policy-change (L2 before L3)", v.Summary())
+	}
+	for _, want := range []string{"2 kinds of input changed", "the NodePool or node class (L2)", "a workload (L3)", "nodePool.limits.cpu"} {
+		if !strings.Contains(v.Reason, want) {
+			t.Errorf("reason %q does not say %q", v.Reason, want)
+		}
+	}
+	in.BaselineInputs = nil
+	if v := classify(t, in); v.Verdict != Inconclusive {
+		t.Errorf("a regression against a baseline without inputs: %s, want inconclusive", v.Summary())
 	}
 }
 

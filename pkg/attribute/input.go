@@ -7,6 +7,7 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/diff"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
 	"github.com/nodeprint/nodeprint/pkg/fit"
+	"github.com/nodeprint/nodeprint/pkg/inputs"
 	"github.com/nodeprint/nodeprint/pkg/observe"
 )
 
@@ -23,9 +24,9 @@ type Input struct {
 	Diff *diff.Diff
 	// Facts were read from the cluster at the end of the run.
 	Facts Facts
-	// Inputs fingerprint the run's policy and workloads as applied;
-	// BaselineInputs those of the baseline run (nil when unknown).
-	Inputs, BaselineInputs *Inputs
+	// Inputs are what the run applied; BaselineInputs what the baseline
+	// was recorded with (nil when unknown: a baseline of schema 1).
+	Inputs, BaselineInputs *inputs.Inputs
 }
 
 // Facts are read from the cluster at the end of a run.
@@ -70,12 +71,4 @@ type Facts struct {
 type Replicas struct {
 	Applied int32 `json:"applied"`
 	Desired int32 `json:"desired"`
-}
-
-// Inputs fingerprint what a run applied, with the run's own names taken
-// out, so two runs of one scenario hash the same unless an input changed.
-type Inputs struct {
-	Policy    string            `json:"policy"`
-	NodeClass string            `json:"nodeClass"`
-	Workloads map[string]string `json:"workloads"`
 }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/karpenter/pkg/utils/resources"
 
+	"github.com/nodeprint/nodeprint/pkg/inputs"
 	"github.com/nodeprint/nodeprint/pkg/kube"
 	"github.com/nodeprint/nodeprint/pkg/observe"
 )
@@ -468,38 +469,25 @@ var signalDefs = []SignalDef{
 			}
 			return float64(len(paths)), true, names(paths)
 		}},
-	{ID: "inputs.policyChanged", Help: "1 when the NodePool or node class as applied differs from the baseline run's",
-		compute: func(in *Input) (float64, bool, string) {
-			if in.Inputs == nil || in.BaselineInputs == nil {
-				return 0, false, "input fingerprints not recorded"
-			}
-			var what []string
-			if in.Inputs.Policy != in.BaselineInputs.Policy {
-				what = append(what, fmt.Sprintf("NodePool %s→%s", short(in.BaselineInputs.Policy), short(in.Inputs.Policy)))
-			}
-			if in.Inputs.NodeClass != in.BaselineInputs.NodeClass {
-				what = append(what, fmt.Sprintf("node class %s→%s", short(in.BaselineInputs.NodeClass), short(in.Inputs.NodeClass)))
-			}
-			return b2f(len(what) > 0), true, strings.Join(what, ", ")
-		}},
-	{ID: "inputs.workloadChanged", Help: "1 when a workload's pod template as applied differs from the baseline run's",
-		compute: func(in *Input) (float64, bool, string) {
-			if in.Inputs == nil || in.BaselineInputs == nil {
-				return 0, false, "input fingerprints not recorded"
-			}
-			var what []string
-			for _, w := range sortedKeys(in.Inputs.Workloads) {
-				if b := in.BaselineInputs.Workloads[w]; b != in.Inputs.Workloads[w] {
-					what = append(what, fmt.Sprintf("%s %s→%s", w, short(b), short(in.Inputs.Workloads[w])))
-				}
-			}
-			return b2f(len(what) > 0), true, strings.Join(what, ", ")
-		}},
+	{ID: "inputs.policyChanged", Help: "1 when the NodePool or node class as applied differs from the baseline's",
+		compute: func(in *Input) (float64, bool, string) { return changed(in, inputs.KindPolicy) }},
+	{ID: "inputs.workloadChanged", Help: "1 when a workload's pod template, replicas or HPA as applied differs from the baseline's",
+		compute: func(in *Input) (float64, bool, string) { return changed(in, inputs.KindWorkload) }},
+	{ID: "inputs.karpenterChanged", Help: "1 when Karpenter's version, binary or settings differ from the baseline's",
+		compute: func(in *Input) (float64, bool, string) { return changed(in, inputs.KindKarpenter) }},
+	{ID: "inputs.catalogChanged", Help: "1 when the instance catalog (what the cloud offers) differs from the baseline's",
+		compute: func(in *Input) (float64, bool, string) { return changed(in, inputs.KindCatalog) }},
 }
 
-func short(h string) string {
-	if len(h) > 8 {
-		return h[:8]
+// changed is 1 when inputs of kind k differ from the baseline's, with the
+// changes as detail.
+func changed(in *Input, k inputs.Kind) (float64, bool, string) {
+	if in.Inputs == nil || in.BaselineInputs == nil {
+		return 0, false, "the baseline records no inputs (re-record it for change attribution)"
 	}
-	return h
+	c := inputs.Of(inputs.Diff(in.BaselineInputs, in.Inputs), k)
+	if len(c) == 0 {
+		return 0, true, ""
+	}
+	return 1, true, inputs.Summary(c, 3)
 }

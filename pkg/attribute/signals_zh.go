@@ -32,8 +32,10 @@ var signalHelpZh = map[string]string{
 	"workload.replicaGrowth":             "各工作负载当前期望副本数减去应用时的副本数之和（HPA 在起作用）",
 	"selection.nodesDelta":               "运行结束时的节点数减去任一基线运行中的最大节点数",
 	"diff.regressions":                   "指纹相对基线、校验不通过的偏差数",
-	"inputs.policyChanged":               "实际应用的 NodePool 或 NodeClass 与基线运行不同时为 1",
-	"inputs.workloadChanged":             "实际应用的某个工作负载的 Pod 模板与基线运行不同时为 1",
+	"inputs.policyChanged":               "实际应用的 NodePool 或 NodeClass 与基线不同时为 1",
+	"inputs.workloadChanged":             "实际应用的某个工作负载的 Pod 模板、副本数或 HPA 与基线不同时为 1",
+	"inputs.karpenterChanged":            "Karpenter 的版本、二进制或设置与基线不同时为 1",
+	"inputs.catalogChanged":              "实例目录（云上可提供的实例）与基线不同时为 1",
 }
 
 // HelpIn returns the signal's help in a language ("en" or "zh").

@@ -14,11 +14,18 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/yaml"
 
+	"github.com/nodeprint/nodeprint/pkg/inputs"
 	"github.com/nodeprint/nodeprint/pkg/strictyaml"
 )
 
-// SchemaVersion is the version of the baseline file format.
-const SchemaVersion = 1
+// SchemaVersion is the version of the baseline file format: 2 records the
+// inputs. A baseline of schema 1 still loads, without inputs, so that its
+// fingerprint is still verified; a change cannot be attributed against it
+// (NoInputs says so).
+const SchemaVersion = 2
+
+// oldestSchema is the oldest baseline schema this build reads.
+const oldestSchema = 1
 
 // TimingSlack is added to every timing limit: server timestamps have a
 // one-second resolution, so a latency can move by up to two seconds
@@ -51,6 +58,20 @@ type Baseline struct {
 	// Accepted are the runs among Runs that were added from a report
 	// (nodeprint accept) rather than recorded.
 	Accepted []AcceptedRun `json:"accepted,omitempty"`
+	// Inputs are what the recorded runs applied (the NodePool, node
+	// class, workloads, catalog and Karpenter), for change attribution;
+	// nil in a baseline of schema 1.
+	Inputs *inputs.Inputs `json:"inputs,omitempty"`
+}
+
+// NoInputs says why a change cannot be attributed against the baseline,
+// or "" when it can.
+func (b *Baseline) NoInputs() string {
+	if b.Inputs != nil {
+		return ""
+	}
+	return fmt.Sprintf("baseline %s records no inputs (schema %d): re-record it (nodeprint record %s) so that a change in the inputs can be named and attributed",
+		b.Scenario, b.SchemaVersion, b.Scenario)
 }
 
 // Environment records what the baseline was recorded with.
@@ -284,8 +305,11 @@ func ParseBaseline(path string, data []byte) (*Baseline, error) {
 	add := func(field, msg string, args ...any) {
 		errs = append(errs, &strictyaml.FieldError{File: path, Path: field, Line: pos.Line(field), Msg: fmt.Sprintf(msg, args...)})
 	}
-	if b.SchemaVersion != SchemaVersion {
-		add("schemaVersion", "%d, this nodeprint reads %d: re-record it", b.SchemaVersion, SchemaVersion)
+	switch {
+	case b.SchemaVersion < oldestSchema || b.SchemaVersion > SchemaVersion:
+		add("schemaVersion", "%d, this nodeprint reads %d to %d: re-record it", b.SchemaVersion, oldestSchema, SchemaVersion)
+	case b.SchemaVersion < 2 && b.Inputs != nil:
+		add("inputs", "schema %d has no inputs; a baseline with inputs is schema 2", b.SchemaVersion)
 	}
 	if b.Scenario == "" {
 		add("scenario", "no scenario name")

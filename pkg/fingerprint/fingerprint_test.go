@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/nodeprint/nodeprint/pkg/catalog"
+	"github.com/nodeprint/nodeprint/pkg/inputs"
 	"github.com/nodeprint/nodeprint/pkg/observe"
 )
 
@@ -195,7 +196,7 @@ func TestSaveLoadRoundTripAndStrictness(t *testing.T) {
 	bad := filepath.Join(dir, "bad.yaml")
 	for name, content := range map[string]string{
 		"unknown field":           strings.Replace(string(data), "runs: 1\n", "runs: 1\nrunz: 2\n", 1),
-		"wrong schema":            strings.Replace(string(data), "schemaVersion: 1", "schemaVersion: 9", 1),
+		"wrong schema":            strings.Replace(string(data), "schemaVersion: 2", "schemaVersion: 9", 1),
 		"not yaml":                "selections: [",
 		"no selections":           "schemaVersion: 1\nscenario: s\nruns: 1\n",
 		"accepted, no reason":     string(data) + "accepted:\n- run: s-abcde\n  reason: \"\"\n",
@@ -208,5 +209,46 @@ func TestSaveLoadRoundTripAndStrictness(t *testing.T) {
 		if _, err := LoadBaseline(bad); err == nil || !strings.Contains(err.Error(), bad) {
 			t.Errorf("%s: want an error naming the file, got %v", name, err)
 		}
+	}
+}
+
+// A baseline recorded before inputs were (schema 1) still loads and is
+// still verified; change attribution against it says it needs a
+// re-record. One of schema 2 keeps its inputs through a save and load.
+func TestSchemaOneLoadsWithoutInputs(t *testing.T) {
+	dir := t.TempDir()
+	old := filepath.Join(dir, "old.yaml")
+	v1 := "schemaVersion: 1\nscenario: web-service\nruns: 1\nenvironment: {karpenter: v1.14.1, kubernetes: v1.36.3, catalog: kwok-generic, catalogDigest: d, karpenterSettings: {}}\n" +
+		"selections:\n- {instanceTypes: {c-4x/on-demand: 1}, nodes: 1, hourlyCost: 0.2, runs: 1}\n"
+	if err := os.WriteFile(old, []byte(v1), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	b, err := LoadBaseline(old)
+	if err != nil {
+		t.Fatalf("a schema 1 baseline must still load: %v", err)
+	}
+	if b.Inputs != nil || !strings.Contains(b.NoInputs(), "re-record it (nodeprint record web-service)") {
+		t.Errorf("inputs %v, NoInputs %q: want none and the re-record command", b.Inputs, b.NoInputs())
+	}
+	withInputs := strings.Replace(v1, "schemaVersion: 1", "schemaVersion: 1\ninputs: {nodePool: {}, nodeClass: {}, workloads: {}, catalog: {name: x, digest: d}, karpenter: {version: v1}}", 1)
+	if err := os.WriteFile(old, []byte(withInputs), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadBaseline(old); err == nil || !strings.Contains(err.Error(), "schema 1 has no inputs") {
+		t.Errorf("inputs in a schema 1 file: %v, want an error", err)
+	}
+	b.SchemaVersion = SchemaVersion
+	b.Inputs = &inputs.Inputs{NodePool: map[string]any{"limits": map[string]any{"cpu": "4"}}, Workloads: map[string]inputs.Workload{"web": {Replicas: 3}},
+		Catalog: inputs.Catalog{Name: "kwok-generic", Digest: "d"}, Karpenter: inputs.Karpenter{Version: "v1.14.1", Binary: "b"}}
+	path := filepath.Join(dir, "new.yaml")
+	if err := b.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	got, err := LoadBaseline(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := inputs.Diff(b.Inputs, got.Inputs); len(d) != 0 || got.NoInputs() != "" {
+		t.Errorf("inputs changed through save and load: %v", d)
 	}
 }

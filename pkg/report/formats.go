@@ -85,6 +85,23 @@ func (r *Report) Markdown() ([]byte, error) {
 			}
 			b.WriteString("\n")
 		}
+		if e := Effect(s.Baseline, s.Observed); e != "" && s.Fault == "" {
+			fmt.Fprintf(&b, "Effect on provisioning: %s\n\n", e)
+		}
+		if ic := s.Inputs; ic != nil {
+			switch {
+			case ic.Unknown != "":
+				fmt.Fprintf(&b, "Inputs not compared: %s\n\n", ic.Unknown)
+			case len(ic.Changes) > 0:
+				b.WriteString("| input | baseline | now |\n|---|---|---|\n")
+				for _, c := range ic.Changes {
+					fmt.Fprintf(&b, "| `%s` | %s | %s |\n", c.Path, cell(orNone(c.Was)), cell(orNone(c.Now)))
+				}
+				fmt.Fprintf(&b, "\nIf the change is intended, accept it as the new baseline: `%s`\n\n", ic.Accept)
+			default:
+				b.WriteString("Inputs: unchanged since the baseline.\n\n")
+			}
+		}
 		if s.Failure != "" {
 			fmt.Fprintf(&b, "Failure: %s\n\n", cell(s.Failure))
 		}
@@ -214,6 +231,12 @@ func detail(s *Scenario) string {
 			fmt.Fprintf(&b, "%s: baseline %s, observed %s (%s)\n", d.Path, d.Baseline, d.Observed, d.Severity)
 		}
 	}
+	if e := Effect(s.Baseline, s.Observed); e != "" && s.Fault == "" {
+		b.WriteString("effect: " + e + "\n")
+	}
+	for _, l := range s.Inputs.Lines() {
+		b.WriteString(l + "\n")
+	}
 	if s.Failure != "" {
 		b.WriteString("failure: " + s.Failure + "\n")
 	}
@@ -221,4 +244,11 @@ func detail(s *Scenario) string {
 		b.WriteString("runbook: " + s.Runbook + "\n")
 	}
 	return b.String()
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
 }

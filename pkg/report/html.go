@@ -95,8 +95,8 @@ func stripXMLHeader(b []byte) []byte {
 
 type htmlScenario struct {
 	Scenario
-	VerdictText, ExpectedText string
-	Chart                     template.HTML
+	VerdictText, ExpectedText, Effect string
+	Chart                             template.HTML
 }
 
 // HTML is the report as one self-contained page: the summary, then per
@@ -106,6 +106,9 @@ func (r *Report) HTML() ([]byte, error) {
 	var scs []htmlScenario
 	for _, s := range r.Scenarios {
 		h := htmlScenario{Scenario: s, VerdictText: verdictText(&s), ExpectedText: expectedText(&s)}
+		if s.Fault == "" {
+			h.Effect = Effect(s.Baseline, s.Observed)
+		}
 		svg, err := s.Timeline.Chart()
 		if err != nil {
 			return nil, err
@@ -171,6 +174,12 @@ section { border-top: 2px solid #d0d5dd; margin-top: 24px; }
 <table><tr><th>field</th><th>baseline</th><th>observed</th><th>severity</th><th>rule</th></tr>
 {{range .Deviations}}<tr><td><code>{{.Path}}</code></td><td>{{.Baseline}}</td><td>{{.Observed}}</td><td>{{.Severity}}</td><td>{{.Rule}}</td></tr>
 {{end}}</table>{{end}}{{end}}
+{{with .Effect}}<p>Effect on provisioning: {{.}}</p>{{end}}
+{{with .Inputs}}<h3>Inputs since the baseline</h3>
+{{if .Unknown}}<p>Not compared: {{.Unknown}}</p>{{else if .Changes}}<table><tr><th>input</th><th>baseline</th><th>now</th></tr>
+{{range .Changes}}<tr><td><code>{{.Path}}</code></td><td>{{.Was}}</td><td>{{.Now}}</td></tr>
+{{end}}</table>
+<p>If the change is intended, accept it as the new baseline: <code>{{.Accept}}</code></p>{{else}}<p>Unchanged.</p>{{end}}{{end}}
 </section>
 {{end}}
 </body>

@@ -18,6 +18,7 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/attribute"
 	"github.com/nodeprint/nodeprint/pkg/diff"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	"github.com/nodeprint/nodeprint/pkg/inputs"
 	"github.com/nodeprint/nodeprint/pkg/observe"
 	"github.com/nodeprint/nodeprint/pkg/redact"
 )
@@ -94,7 +95,10 @@ type Scenario struct {
 	Baseline *fingerprint.Baseline    `json:"baseline,omitempty"`
 	Observed *fingerprint.Fingerprint `json:"observed,omitempty"`
 	Diff     *diff.Diff               `json:"diff,omitempty"`
-	Timeline *Timeline                `json:"timeline,omitempty"`
+	// Inputs says what changed in the inputs since the baseline, beside
+	// the fingerprint diff (plain scenarios).
+	Inputs   *InputChanges `json:"inputs,omitempty"`
+	Timeline *Timeline     `json:"timeline,omitempty"`
 	// Runbook is the runbook page of the deciding rule, relative to the
 	// repository (runbooks/en/rules/<rule>.md).
 	Runbook string `json:"runbook,omitempty"`
@@ -102,6 +106,90 @@ type Scenario struct {
 	// not (the right attribution, but objects left behind).
 	Failure string `json:"failure,omitempty"`
 	Error   string `json:"error,omitempty"`
+}
+
+// InputChanges are the changes in a plain scenario's inputs since its
+// baseline was recorded.
+type InputChanges struct {
+	Changes []inputs.Change `json:"changes"`
+	// Unknown says why they could not be compared (a baseline of schema
+	// 1 records no inputs).
+	Unknown string `json:"unknown,omitempty"`
+	// Accept is the command that makes an intended change the new
+	// baseline.
+	Accept string `json:"accept,omitempty"`
+}
+
+// InputsOf compares a run's inputs with its baseline's.
+func InputsOf(b *fingerprint.Baseline, now *inputs.Inputs) *InputChanges {
+	if b == nil {
+		return nil
+	}
+	if b.Inputs == nil {
+		return &InputChanges{Changes: []inputs.Change{}, Unknown: b.NoInputs()}
+	}
+	ic := &InputChanges{Changes: inputs.Diff(b.Inputs, now)}
+	if ic.Changes == nil {
+		ic.Changes = []inputs.Change{}
+	}
+	if len(ic.Changes) > 0 {
+		ic.Accept = "nodeprint record " + b.Scenario
+	}
+	return ic
+}
+
+// Lines is the changes as text, one a line ("" when none is known).
+func (ic *InputChanges) Lines() []string {
+	if ic == nil {
+		return nil
+	}
+	if ic.Unknown != "" {
+		return []string{"inputs: not compared: " + ic.Unknown}
+	}
+	if len(ic.Changes) == 0 {
+		return []string{"inputs: unchanged since the baseline"}
+	}
+	out := []string{fmt.Sprintf("inputs: %d changed since the baseline (if intended, accept with `%s`):", len(ic.Changes), ic.Accept)}
+	for _, c := range ic.Changes {
+		out = append(out, "  "+c.String())
+	}
+	return out
+}
+
+// Effect says in one line what a run's provisioning is against its
+// baseline's: "cost $0.17/h → $0.36/h (+112%), nodes 1 → 2", or "" when
+// selection and cost are as recorded.
+func Effect(b *fingerprint.Baseline, fp *fingerprint.Fingerprint) string {
+	if b == nil || fp == nil || len(b.Selections) == 0 {
+		return ""
+	}
+	minN, maxN := b.Selections[0].Nodes, b.Selections[0].Nodes
+	minC, maxC := b.Selections[0].HourlyCost, b.Selections[0].HourlyCost
+	for _, s := range b.Selections {
+		minN, maxN = min(minN, s.Nodes), max(maxN, s.Nodes)
+		minC, maxC = min(minC, s.HourlyCost), max(maxC, s.HourlyCost)
+	}
+	var parts []string
+	cost, nodes := fp.Selection.HourlyCost, fp.Selection.Nodes
+	if cost < minC-0.005 || cost > maxC+0.005 {
+		ref := (minC + maxC) / 2
+		pct := ""
+		if ref > 0 {
+			pct = fmt.Sprintf(" (%+.0f%%)", (cost-ref)/ref*100)
+		}
+		parts = append(parts, fmt.Sprintf("cost %s → $%.2f/h%s", span("$%.2f/h", minC, maxC), cost, pct))
+	}
+	if nodes < minN || nodes > maxN {
+		parts = append(parts, fmt.Sprintf("nodes %s → %d", span("%d", minN, maxN), nodes))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func span[T int | float64](format string, lo, hi T) string {
+	if lo == hi {
+		return fmt.Sprintf(format, lo)
+	}
+	return fmt.Sprintf(format, lo) + "–" + fmt.Sprintf(format, hi)
 }
 
 // Expectation is a fault scenario's expected attribution.

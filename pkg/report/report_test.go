@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"flag"
+	stdhtml "html"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/attribute"
 	"github.com/nodeprint/nodeprint/pkg/diff"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	"github.com/nodeprint/nodeprint/pkg/inputs"
 	"github.com/nodeprint/nodeprint/pkg/observe"
 	"github.com/nodeprint/nodeprint/pkg/report"
 )
@@ -316,5 +318,45 @@ func TestEnvironmentVerdictValidates(t *testing.T) {
 	_, b := validate(t, r)
 	if !bytes.Contains(b, []byte(`"cause": "environment"`)) {
 		t.Fatalf("report.json lacks the cause:\n%s", b)
+	}
+}
+
+// A plain scenario whose inputs changed shows the changes beside the
+// fingerprint diff, and what they did to provisioning, in every format;
+// the JSON validates.
+func TestInputChangesInEveryFormat(t *testing.T) {
+	bl := &fingerprint.Baseline{Scenario: "web-service", Inputs: &inputs.Inputs{}, Selections: []fingerprint.SeenSelection{
+		{InstanceTypes: map[string]int{"c-4x/on-demand": 1}, Nodes: 1, HourlyCost: 0.17, Runs: 5}}}
+	obs := &fingerprint.Fingerprint{Selection: fingerprint.Selection{InstanceTypes: map[string]int{"c-4x/on-demand": 2}, Nodes: 2, HourlyCost: 0.36}}
+	changes := []inputs.Change{{Path: "nodePool.requirements[topology.kubernetes.io/zone]", Was: "In [a b c]", Now: "In [a]"},
+		{Path: "workloads.api.containers[api].resources.requests.cpu", Was: "500m", Now: "2"}}
+	r := report.New("verify", t0)
+	r.Add(report.Scenario{Name: "web-service", Status: report.Failed, Seconds: 30, Baseline: bl, Observed: obs,
+		Diff:   &diff.Diff{Scenario: "web-service", Deviations: []diff.Deviation{{Path: "selection.nodes", Baseline: "1", Observed: "2", Severity: diff.Regression}}},
+		Inputs: &report.InputChanges{Changes: changes, Accept: "nodeprint record web-service"}})
+	r.Finish(sec(30), 1)
+	validate(t, r)
+	md, err := r.Markdown()
+	if err != nil {
+		t.Fatal(err)
+	}
+	junit, err := r.JUnit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	html, err := r.HTML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for format, out := range map[string]string{"markdown": string(md), "junit": string(junit), "html": stdhtml.UnescapeString(string(html))} {
+		for _, want := range []string{"nodePool.requirements[topology.kubernetes.io/zone]", "In [a b c]", "500m", "nodeprint record web-service",
+			"cost $0.17/h → $0.36/h (+112%), nodes 1 → 2"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s does not show %q", format, want)
+			}
+		}
+	}
+	if got := report.InputsOf(&fingerprint.Baseline{Scenario: "old", SchemaVersion: 1}, &inputs.Inputs{}); got.Unknown == "" || len(got.Changes) != 0 {
+		t.Errorf("a schema 1 baseline: %+v, want the inputs unknown", got)
 	}
 }

@@ -2,25 +2,25 @@ package run
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
 	"fmt"
-	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/nodeprint/nodeprint/pkg/attribute"
+	"github.com/nodeprint/nodeprint/pkg/catalog"
 	"github.com/nodeprint/nodeprint/pkg/diff"
 	"github.com/nodeprint/nodeprint/pkg/faults"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
 	"github.com/nodeprint/nodeprint/pkg/fit"
+	"github.com/nodeprint/nodeprint/pkg/inputs"
+	"github.com/nodeprint/nodeprint/pkg/observe"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 )
 
@@ -112,19 +112,36 @@ func (r *Runner) newInjector(s *scenario.Scenario, id string, objs *Objects, cat
 	return inj, nil
 }
 
-// inputsOf fingerprints what a run applies, with the run's id taken out.
-func inputsOf(objs *Objects) *attribute.Inputs {
+// inputsOf records what a run applies, with the run's id taken out.
+func (r *Runner) inputsOf(s *scenario.Scenario, objs *Objects, cat *catalog.Catalog) (*inputs.Inputs, error) {
 	id := objs.Namespace.Name
-	h := func(v any) string {
-		b, _ := json.Marshal(v)
-		sum := sha256.Sum256([]byte(strings.ReplaceAll(string(b), id, "RUN")))
-		return hex.EncodeToString(sum[:])
+	np, err := inputs.Object(objs.NodePool.Spec, id, observe.RunLabel)
+	if err != nil {
+		return nil, err
 	}
-	in := &attribute.Inputs{Policy: h(objs.NodePool.Spec), NodeClass: h(objs.NodeClass.Spec), Workloads: map[string]string{}}
+	nc, err := inputs.Object(objs.NodeClass.Spec, id, observe.RunLabel)
+	if err != nil {
+		return nil, err
+	}
+	in := &inputs.Inputs{NodePool: np, NodeClass: nc, Workloads: map[string]inputs.Workload{},
+		Catalog: inputs.Catalog{Name: s.Spec.Catalog, Digest: cat.Digest}, Karpenter: r.karpenter}
 	for _, d := range objs.Deployments {
-		in.Workloads[d.Name] = h(d.Spec.Template)
+		tpl, err := inputs.Object(d.Spec.Template, id, observe.RunLabel)
+		if err != nil {
+			return nil, err
+		}
+		in.Workloads[d.Name] = inputs.Workload{Replicas: ptr.Deref(d.Spec.Replicas, 1), Template: tpl}
 	}
-	return in
+	for _, h := range objs.HPAs {
+		spec, err := inputs.Object(h.Spec, id, observe.RunLabel)
+		if err != nil {
+			return nil, err
+		}
+		w := in.Workloads[h.Spec.ScaleTargetRef.Name]
+		w.HPA = spec
+		in.Workloads[h.Spec.ScaleTargetRef.Name] = w
+	}
+	return in, nil
 }
 
 // facts reads what the classifier needs from the cluster at the end of a run.
@@ -246,7 +263,7 @@ func Preflight(ctx context.Context, s *scenario.Scenario) error {
 
 // Attribute classifies a finished run against a baseline (a recorded one
 // for a plain scenario; the clean run for a fault scenario).
-func Attribute(s *scenario.Scenario, res *Result, bl *fingerprint.Baseline, baselineInputs *attribute.Inputs) (*diff.Diff, *attribute.Verdict, error) {
+func Attribute(s *scenario.Scenario, res *Result, bl *fingerprint.Baseline, baselineInputs *inputs.Inputs) (*diff.Diff, *attribute.Verdict, error) {
 	d := diff.Compare(bl, res.Fingerprint, diff.RulesFor(s))
 	rs, err := attribute.Rules()
 	if err != nil {

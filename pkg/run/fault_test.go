@@ -5,9 +5,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"github.com/nodeprint/nodeprint/pkg/catalog"
+	"github.com/nodeprint/nodeprint/pkg/inputs"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 )
 
@@ -21,15 +24,28 @@ func TestInputsIgnoreTheRunButNotTheInputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ia, ib := inputsOf(a), inputsOf(b)
-	if ia.Policy != ib.Policy || ia.NodeClass != ib.NodeClass || ia.Workloads["web"] != ib.Workloads["web"] {
-		t.Fatalf("two runs of one scenario must hash the same: %+v vs %+v", ia, ib)
+	r := &Runner{karpenter: inputs.Karpenter{Version: "v1.14.1", Binary: "abc"}}
+	cat := &catalog.Catalog{Digest: "d1"}
+	of := func(o *Objects) *inputs.Inputs {
+		t.Helper()
+		in, err := r.inputsOf(s, o, cat)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return in
+	}
+	if d := inputs.Diff(of(a), of(b)); len(d) != 0 {
+		t.Fatalf("two runs of one scenario must have the same inputs: %v", d)
 	}
 	b.NodePool.Spec.Limits = map[corev1.ResourceName]resource.Quantity{corev1.ResourceCPU: resource.MustParse("4")}
 	b.Deployments[0].Spec.Template.Spec.Containers[0].Image = "example.com/other:v2"
-	ib = inputsOf(b)
-	if ia.Policy == ib.Policy || ia.Workloads["web"] == ib.Workloads["web"] || ia.NodeClass != ib.NodeClass {
-		t.Fatalf("changed inputs must hash differently, unchanged ones the same: %+v vs %+v", ia, ib)
+	got := map[string]string{}
+	for _, c := range inputs.Diff(of(a), of(b)) {
+		got[c.Path] = c.Was + " → " + c.Now
+	}
+	want := map[string]string{"nodePool.limits.cpu": " → 4", "workloads.web.containers[web].image": "registry.k8s.io/pause:3.10 → example.com/other:v2"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Fatalf("changed inputs (-want +got):\n%s", d)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/catalog"
 	"github.com/nodeprint/nodeprint/pkg/faults"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	"github.com/nodeprint/nodeprint/pkg/inputs"
 	"github.com/nodeprint/nodeprint/pkg/observe"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
@@ -24,7 +25,7 @@ type pipelineInput struct {
 	s      *scenario.Scenario
 	cat    *catalog.Catalog
 	ob     *observe.Observation
-	inputs *attribute.Inputs
+	inputs *inputs.Inputs
 }
 
 func loadPipelineInput(tb testing.TB) *pipelineInput {
@@ -58,7 +59,11 @@ func loadPipelineInput(tb testing.TB) *pipelineInput {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	return &pipelineInput{s: ss[0], cat: cat, ob: ob, inputs: inputsOf(objs)}
+	in, err := (&Runner{}).inputsOf(ss[0], objs, cat)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return &pipelineInput{s: ss[0], cat: cat, ob: ob, inputs: in}
 }
 
 func readObservation(path string) (*observe.Observation, error) {

@@ -65,6 +65,7 @@ func (f *FaultResult) Report() report.Scenario {
 func VerifyReport(s *scenario.Scenario, res *Result, b *fingerprint.Baseline, d *diff.Diff) report.Scenario {
 	sc := ReportScenario(s)
 	sc.Baseline, sc.Observed, sc.Diff, sc.Runs = b, res.Fingerprint, d, []string{res.ID}
+	sc.Inputs = report.InputsOf(b, res.Inputs)
 	sc.Timeline = report.TimelineOf(res.Observation, time.Time{})
 	sc.Status = report.Passed
 	if d.Regressed() {

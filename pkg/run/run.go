@@ -20,6 +20,7 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/faults"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
 	"github.com/nodeprint/nodeprint/pkg/fit"
+	"github.com/nodeprint/nodeprint/pkg/inputs"
 	"github.com/nodeprint/nodeprint/pkg/kube"
 	"github.com/nodeprint/nodeprint/pkg/observe"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
@@ -42,6 +43,8 @@ type Runner struct {
 	sweepQuiet time.Duration
 	watch      *supervise.Watcher
 	grace      time.Duration
+	// karpenter is recorded in every run's inputs.
+	karpenter inputs.Karpenter
 }
 
 // Option configures a Runner.
@@ -49,6 +52,10 @@ type Option func(*Runner)
 
 // WithProgress receives progress lines (default: none).
 func WithProgress(f func(string)) Option { return func(r *Runner) { r.progress = f } }
+
+// WithKarpenter records which Karpenter runs the scenarios in every run's
+// inputs (default: unknown, and a change of Karpenter cannot be told).
+func WithKarpenter(k inputs.Karpenter) Option { return func(r *Runner) { r.karpenter = k } }
 
 // WithCleanupTimeout bounds how long cleanup waits for Karpenter to remove
 // the run's nodes (default 3 minutes).
@@ -79,8 +86,8 @@ type Result struct {
 	Catalog     *catalog.Catalog
 	// Facts were read from the cluster before cleanup, for the classifier.
 	Facts attribute.Facts
-	// Inputs fingerprint the policy and workloads as applied.
-	Inputs *attribute.Inputs
+	// Inputs are what the run applied, and the Karpenter it ran with.
+	Inputs *inputs.Inputs
 	// Fault is the injector of a faulted run; Injected is when it was
 	// injected (zero without a fault).
 	Fault    faults.Injector
@@ -192,7 +199,10 @@ func (r *Runner) run(ctx context.Context, s *scenario.Scenario, h hooks) (res *R
 		}
 		minObserve = inj.MinObserve()
 	}
-	inputs := inputsOf(objs)
+	in, err := r.inputsOf(s, objs, cat)
+	if err != nil {
+		return nil, err
+	}
 	// Read after the injection: a fault may have restarted Karpenter.
 	apiBefore := r.apiStatsNow(ctx)
 	r.progress(fmt.Sprintf("run %s: applying namespace, node class, NodePool and %d workload(s)", id, len(objs.Deployments)))
@@ -232,7 +242,7 @@ func (r *Runner) run(ctx context.Context, s *scenario.Scenario, h hooks) (res *R
 		// An incident after the settle: the observation may hold it.
 		return nil, &EnvironmentError{Run: id, Incidents: r.watch.Since(since), Down: r.watch.Down()}
 	}
-	res = &Result{ID: id, Observation: snap, Fingerprint: fp, Catalog: cat, Facts: facts, Inputs: inputs, Fault: inj, Injected: injected,
+	res = &Result{ID: id, Observation: snap, Fingerprint: fp, Catalog: cat, Facts: facts, Inputs: in, Fault: inj, Injected: injected,
 		Applied: applied, AllReadySeen: ob.FirstAllReady()}
 	if h.whileFaulted != nil && inj != nil {
 		h.whileFaulted(ctx, res)
@@ -434,16 +444,28 @@ func (r *Runner) leftOnServer(ctx context.Context, objs *Objects) ([]string, err
 // Record runs a scenario n times and aggregates the runs into a baseline.
 func (r *Runner) Record(ctx context.Context, env fingerprint.Environment, s *scenario.Scenario, n int) (*fingerprint.Baseline, error) {
 	var fps []*fingerprint.Fingerprint
+	var applied *inputs.Inputs
 	for i := 0; i < n; i++ {
 		res, err := r.Run(ctx, s)
 		if err != nil {
 			return nil, fmt.Errorf("scenario %s, run %d of %d: %w", s.Metadata.Name, i+1, n, err)
 		}
+		if applied != nil {
+			if d := inputs.Diff(applied, res.Inputs); len(d) > 0 {
+				return nil, fmt.Errorf("scenario %s, run %d of %d applied other inputs than run 1 (%s): nothing recorded", s.Metadata.Name, i+1, n, inputs.Summary(d, 3))
+			}
+		}
+		applied = res.Inputs
 		fps = append(fps, res.Fingerprint)
 		env.CatalogDigest = res.Catalog.Digest
 	}
 	env.Catalog = s.Spec.Catalog
-	return fingerprint.NewBaseline(s.Metadata.Name, env, fps)
+	b, err := fingerprint.NewBaseline(s.Metadata.Name, env, fps)
+	if err != nil {
+		return nil, err
+	}
+	b.Inputs = applied
+	return b, nil
 }
 
 // Leftovers lists the objects of any run that still exist: namespaces,

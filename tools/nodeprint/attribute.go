@@ -178,7 +178,7 @@ func runOne(ctx context.Context, r *runpkg.Runner, f *scenarioFlags, s *scenario
 	if err != nil {
 		return runpkg.ReportError(s, err), err
 	}
-	d, v, err := runpkg.Attribute(s, res, bl, nil)
+	d, v, err := runpkg.Attribute(s, res, bl, bl.Inputs)
 	if err != nil {
 		sc.Error = err.Error()
 		return sc, err
@@ -221,6 +221,7 @@ func printScenario(w io.Writer, s *report.Scenario) {
 	}
 	fmt.Fprintln(w)
 	printReasonAndEvidence(w, v)
+	printChanges(w, s)
 	if len(v.Fired) > 0 {
 		if len(v.Fired) > 1 {
 			var others []string
@@ -236,6 +237,20 @@ func printScenario(w io.Writer, s *report.Scenario) {
 		if s.Runbook != "" {
 			fmt.Fprintf(w, "    runbook: %s\n", s.Runbook)
 		}
+	}
+}
+
+// printChanges prints, for a plain scenario, what the run did to
+// provisioning against the baseline and what changed in its inputs.
+func printChanges(w io.Writer, s *report.Scenario) {
+	if s.Fault != "" {
+		return
+	}
+	if e := report.Effect(s.Baseline, s.Observed); e != "" {
+		fmt.Fprintf(w, "    effect: %s\n", e)
+	}
+	for _, l := range s.Inputs.Lines() {
+		fmt.Fprintf(w, "    %s\n", l)
 	}
 }
 

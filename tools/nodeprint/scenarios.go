@@ -17,6 +17,7 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/cluster"
 	"github.com/nodeprint/nodeprint/pkg/diff"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	"github.com/nodeprint/nodeprint/pkg/inputs"
 	"github.com/nodeprint/nodeprint/pkg/report"
 	runpkg "github.com/nodeprint/nodeprint/pkg/run"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
@@ -160,6 +161,7 @@ Exit codes: 0 no regression, 1 a regression, 2 bad input, 3 environment failure.
 				rep.Add(sc)
 				if sc.Diff != nil {
 					fmt.Fprint(stdout, sc.Diff.Text())
+					printChanges(stdout, &sc)
 				}
 				return err
 			})
@@ -280,7 +282,11 @@ func withScenarios(ctx context.Context, f *scenarioFlags, args []string, stderr 
 		return err
 	}
 	defer w.Stop()
-	ropts := []runpkg.Option{runpkg.WithSupervisor(w), runpkg.WithProgress(func(msg string) {
+	k, err := runpkg.KarpenterOf(tc)
+	if err != nil {
+		return err
+	}
+	ropts := []runpkg.Option{runpkg.WithSupervisor(w), runpkg.WithKarpenter(k), runpkg.WithProgress(func(msg string) {
 		fmt.Fprintf(stderr, "[%6.1fs] %s\n", time.Since(start).Seconds(), msg)
 	})}
 	if f.cluster == "" {
@@ -341,9 +347,11 @@ func onExisting(ctx context.Context, f *scenarioFlags, tc *toolchain.Toolchain, 
 		return err
 	}
 	defer w.Stop()
+	// Another's Karpenter: its version is what status read; its binary
+	// is not ours to digest.
 	r, err := runpkg.NewRunner(ex.Kubeconfig(), runpkg.FixedCatalog(f.catalog), runpkg.WithProgress(func(msg string) {
 		fmt.Fprintf(stderr, "[%6.1fs] %s\n", time.Since(start).Seconds(), msg)
-	}), runpkg.WithSupervisor(w))
+	}), runpkg.WithSupervisor(w), runpkg.WithKarpenter(inputs.Karpenter{Version: st.KarpenterVersion}))
 	if err != nil {
 		return err
 	}

@@ -61,8 +61,10 @@ func (e *Environment) runner(ctx context.Context) *run.Runner {
 	w, err := supervise.Start(ctx, local, supervise.WithProgress(func(msg string) { fmt.Fprintln(GinkgoWriter, msg) }))
 	Expect(err).NotTo(HaveOccurred(), "the cluster's status")
 	DeferCleanup(w.Stop)
+	k, err := run.KarpenterOf(e.Toolchain)
+	Expect(err).NotTo(HaveOccurred())
 	r, err := run.NewRunner(e.Kubeconfig, local, run.WithProgress(func(msg string) { fmt.Fprintln(GinkgoWriter, msg) }),
-		run.WithSupervisor(w))
+		run.WithSupervisor(w), run.WithKarpenter(k))
 	Expect(err).NotTo(HaveOccurred())
 	return r
 }
