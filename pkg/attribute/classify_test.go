@@ -1,6 +1,7 @@
 package attribute
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -128,6 +129,7 @@ func TestEveryRuleDecidesItsOwnPattern(t *testing.T) {
 			pending(in)
 			in.Facts.Fit["web"] = fit.Result{Catalog: 0, NodePool: 0, Largest: "c-256x"}
 		}},
+		{"L2-karpenter-overprovisions", func(in *Input) { surge(in, 20) }},
 		{"L1-catalog-change", func(in *Input) { changeInputs(in, func(x *inputs.Inputs) { x.Catalog.Digest = "other" }) }},
 		{"L2-policy-change", func(in *Input) {
 			changeInputs(in, func(x *inputs.Inputs) { x.NodePool = map[string]any{"limits": map[string]any{"cpu": "4"}} })
@@ -163,6 +165,47 @@ func TestEveryRuleDecidesItsOwnPattern(t *testing.T) {
 		if !covered[r.ID] {
 			t.Errorf("rule %s has no case here", r.ID)
 		}
+	}
+}
+
+// surge gives the run n NodeClaims for its 4 pods, which the baseline
+// served with 2 nodes, under unchanged inputs.
+func surge(in *Input, n int) {
+	changeInputs(in, func(*inputs.Inputs) {})
+	in.Diff = &diff.Diff{}
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("extra-%d", i)
+		in.Observation.NodeClaims[name] = &observe.NodeClaimRecord{Name: name, Created: t0, Launched: t0, Registered: t0.Add(time.Second), Initialized: t0.Add(time.Second)}
+	}
+}
+
+// Effect is not cause: an API server slow or failing while Karpenter
+// floods it with NodeClaims far beyond the baseline's need is read as
+// Karpenter's (L2), never as the infrastructure's; pods an HPA added raise
+// the need with them, so slowness beside such growth stays L1.
+func TestAnAPIServerSlowUnderKarpentersOwnFloodIsNotL1(t *testing.T) {
+	slow := func(in *Input) { n, ms := 0.0, 900.0; in.Facts.KarpenterErrors, in.Facts.KarpenterLatencyMs = &n, &ms }
+	in := healthy()
+	surge(in, 40)
+	slow(in)
+	v := classify(t, in)
+	if v.Rule != "L2-karpenter-overprovisions" {
+		t.Fatalf("a slow API server under a NodeClaim flood: %s, want L2-karpenter-overprovisions", v.Summary())
+	}
+	for _, f := range v.Fired {
+		if f.Layer == "L1" {
+			t.Errorf("an L1 rule fired on the flood's effect: %s", f.Rule)
+		}
+	}
+	grown := healthy()
+	surge(grown, 40)
+	slow(grown)
+	for i := 0; i < 80; i++ {
+		name := fmt.Sprintf("hpa-%d", i)
+		grown.Observation.Pods[name] = &observe.PodRecord{Name: name, Workload: "web", Created: t0, Scheduled: t0.Add(time.Second), Ready: t0.Add(2 * time.Second), Node: "n1", Phase: "Running"}
+	}
+	if v := classify(t, grown); v.Rule != "L1-apiserver-slow" {
+		t.Errorf("NodeClaims that follow the pods (84 pods, 42 NodeClaims at the baseline's 2 pods a node): %s, want L1-apiserver-slow", v.Summary())
 	}
 }
 

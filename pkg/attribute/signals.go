@@ -2,6 +2,7 @@ package attribute
 
 import (
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -456,6 +457,8 @@ var signalDefs = []SignalDef{
 			}
 			return float64(in.Observed.Selection.Nodes - most), true, fmt.Sprintf("%d now, at most %d in the baseline; %s", in.Observed.Selection.Nodes, most, in.Observed.Selection.Key())
 		}},
+	{ID: "karpenter.nodeClaimSurge", Help: fmt.Sprintf("1 when Karpenter created at least %.0f× the NodeClaims the baseline needed for as many pods (and %d more): its own write volume, which can slow the API server it then waits on", SurgeRatio, SurgeExcess),
+		compute: nodeClaimSurge},
 	{ID: "diff.regressions", Help: "deviations of the fingerprint from the baseline that verification fails",
 		compute: func(in *Input) (float64, bool, string) {
 			if in.Diff == nil {
@@ -477,6 +480,40 @@ var signalDefs = []SignalDef{
 		compute: func(in *Input) (float64, bool, string) { return changed(in, inputs.KindKarpenter) }},
 	{ID: "inputs.catalogChanged", Help: "1 when the instance catalog (what the cloud offers) differs from the baseline's",
 		compute: func(in *Input) (float64, bool, string) { return changed(in, inputs.KindCatalog) }},
+}
+
+// SurgeRatio and SurgeExcess say how far above the baseline's need
+// Karpenter's NodeClaims must be to count as a surge of its own.
+const (
+	SurgeRatio  = 3.0
+	SurgeExcess = 5
+)
+
+// nodeClaimSurge compares the NodeClaims the run created with what the
+// baseline needed for the same number of pods (its least dense run: its
+// pods over its most nodes). An API server that is slow or failing while
+// Karpenter floods it is the effect of that flood, not an L1 cause; an HPA
+// that adds pods raises the need with them. Without a baseline no surge is
+// known (0).
+func nodeClaimSurge(in *Input) (float64, bool, string) {
+	b := in.Baseline
+	if b == nil || len(b.Selections) == 0 {
+		return 0, true, "no baseline to compare with"
+	}
+	most := 0
+	for _, s := range b.Selections {
+		most = max(most, s.Nodes)
+	}
+	basePods := b.Outcomes.Running + b.Outcomes.Pending + b.Outcomes.Restarting + b.Outcomes.OOMKilled
+	pods := len(livePods(in.Observation))
+	created := len(in.Observation.NodeClaims)
+	if most == 0 || basePods == 0 || pods == 0 {
+		return 0, true, fmt.Sprintf("%d NodeClaim(s); the baseline launched none to compare with", created)
+	}
+	need := math.Ceil(float64(pods) * float64(most) / float64(basePods))
+	ratio := float64(created) / math.Max(need, 1)
+	detail := fmt.Sprintf("%d NodeClaim(s) for %d pods; at the baseline's density (%d pods on %d node(s)) they need %.0f", created, pods, basePods, most, need)
+	return b2f(ratio >= SurgeRatio && float64(created)-need >= SurgeExcess), true, detail
 }
 
 // changed is 1 when inputs of kind k differ from the baseline's, with the
