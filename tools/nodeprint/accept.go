@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	"github.com/nodeprint/nodeprint/pkg/inputs"
 	"github.com/nodeprint/nodeprint/pkg/report"
 	"github.com/nodeprint/nodeprint/pkg/strictyaml"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
@@ -92,6 +93,10 @@ func accept(stdout io.Writer, reportPath string, names []string, dir, reason str
 			return usageError{fmt.Errorf("%s: scenario %s is a fault scenario: its anomaly is recorded by `nodeprint record %s`, not accepted", reportPath, name, name)}
 		case sc.Baseline == nil || sc.Observed == nil || len(sc.Runs) == 0:
 			return usageError{fmt.Errorf("%s: scenario %s has no run compared with a baseline (status %s%s): only a verified run can be accepted", reportPath, name, sc.Status, errorSuffix(sc))}
+		case sc.Inputs != nil && len(sc.Inputs.Changes) > 0:
+			// A deviation that comes with a change is the change's, not noise.
+			return usageError{fmt.Errorf("%s: scenario %s ran with other inputs than its baseline (%s): accepting would hide the change; if it is intended, re-record with `nodeprint record %s`",
+				reportPath, name, inputs.Summary(sc.Inputs.Changes, 3), name)}
 		}
 		run := sc.Runs[len(sc.Runs)-1]
 		path := fingerprint.Path(dir, name)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	"github.com/nodeprint/nodeprint/pkg/inputs"
 	"github.com/nodeprint/nodeprint/pkg/report"
 )
 
@@ -113,6 +114,9 @@ func TestAcceptRefusesAndWritesNothing(t *testing.T) {
 		{"one bad of two", func(r *report.Report) { r.Scenarios[0].Observed.Outcomes.Pending = 3 },
 			[]string{"web", "burst", "--reason", "x"}, "cannot join"},
 		{"not nodeprint's", func(r *report.Report) { r.Tool = "kube-burner" }, []string{"burst", "--reason", "x"}, "want a report.json of nodeprint"},
+		{"inputs changed", func(r *report.Report) {
+			r.Scenarios[0].Inputs = &report.InputChanges{Changes: []inputs.Change{{Path: "workloads.web.replicas", Was: "3", Now: "6"}}}
+		}, []string{"burst", "--reason", "x"}, "ran with other inputs than its baseline (workloads.web.replicas: 3 → 6)"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
