@@ -176,7 +176,9 @@ build_karpenter() {
 	# capacity decorator must rebuild the binary.
 	local src
 	src=$(cd "$root/tools/karpenter" && find . -name '*.go' -o -name 'go.mod' -o -name 'go.sum' | LC_ALL=C sort | xargs cat | sha256sum | cut -c1-16)
-	local want="karpenter $KARPENTER_VERSION sources $src"
+	# recipe: bump it when the build itself changes, so that every checkout
+	# rebuilds (2: the patched module is replaced by a relative path).
+	local want="karpenter $KARPENTER_VERSION sources $src recipe 2"
 	stamp_ok "$stamps/karpenter-$v" "$want" "$out/karpenter-kwok" "$out/crds" "$out/instance_types.json" && { log "karpenter $v: up to date"; return; }
 	tc=$(gotoolchain sigs.k8s.io/karpenter "$v")
 	local dir
@@ -199,7 +201,11 @@ build_karpenter() {
 	cp -r "$dir/." "$build/"
 	# -o names the file: `go install sigs.k8s.io/karpenter/kwok` would call it
 	# kwok and overwrite the KWOK controller.
-	(cd "$build" && GOTOOLCHAIN=$tc go mod edit -replace "sigs.k8s.io/karpenter=$patched" &&
+	# A relative replace path: the binary's build info records it, and an
+	# absolute one would make every checkout's binary differ, while the
+	# baselines record the binary's digest (a changed digest reads as a
+	# changed Karpenter). -trimpath removes the rest of the paths.
+	(cd "$build" && GOTOOLCHAIN=$tc go mod edit -replace "sigs.k8s.io/karpenter=../$(basename "$patched")" &&
 		GOTOOLCHAIN=$tc go build -trimpath -tags "$(karpenter_tags "$v")" -ldflags "-s -w" -o "$out/karpenter-kwok" .) ||
 		die "karpenter $v did not build with tools/karpenter/main.go; its kwok/main.go may have changed (compare with the module's kwok/main.go)"
 	rm -rf "$out/crds" && mkdir -p "$out/crds"
