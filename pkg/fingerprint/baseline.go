@@ -205,6 +205,69 @@ func (b *Baseline) Add(fps ...*Fingerprint) (*Baseline, error) {
 	return nb, nil
 }
 
+// Merge returns b with the runs of o added, as if all had been recorded
+// together: selections counted over both, ranges and timing samples
+// joined. Both must be of one scenario and environment and end the same
+// way; o's inputs become the result's, and b's must be o's or unknown (a
+// baseline of schema 1, recorded with the same Karpenter, Kubernetes and
+// catalog). It is how `nodeprint record --add` keeps a non-deterministic
+// baseline's spread across recordings.
+func (b *Baseline) Merge(o *Baseline) (*Baseline, error) {
+	switch {
+	case b.Scenario != o.Scenario:
+		return nil, fmt.Errorf("baselines of %s and %s cannot be merged", b.Scenario, o.Scenario)
+	case b.Outcomes != o.Outcomes:
+		return nil, fmt.Errorf("the recorded runs ended with %+v, the new ones with %+v: a baseline must end the same way every run", b.Outcomes, o.Outcomes)
+	case b.Environment.Karpenter != o.Environment.Karpenter || b.Environment.Kubernetes != o.Environment.Kubernetes ||
+		b.Environment.CatalogDigest != o.Environment.CatalogDigest:
+		return nil, fmt.Errorf("the recorded runs are of Karpenter %s, Kubernetes %s, catalog %.8s, the new ones of %s, %s, %.8s: record afresh",
+			b.Environment.Karpenter, b.Environment.Kubernetes, b.Environment.CatalogDigest, o.Environment.Karpenter, o.Environment.Kubernetes, o.Environment.CatalogDigest)
+	}
+	if b.Inputs != nil {
+		if d := inputs.Diff(b.Inputs, o.Inputs); len(d) > 0 {
+			return nil, fmt.Errorf("the new runs applied other inputs than the recorded ones (%s): record afresh", inputs.Summary(d, 3))
+		}
+	}
+	nb := b.clone()
+	bySel := map[string]int{}
+	for i, s := range nb.Selections {
+		bySel[s.Key()] = i
+	}
+	for _, s := range o.Selections {
+		if i, ok := bySel[s.Key()]; ok {
+			nb.Selections[i].Runs += s.Runs
+			continue
+		}
+		s.InstanceTypes = maps.Clone(s.InstanceTypes)
+		bySel[s.Key()] = len(nb.Selections)
+		nb.Selections = append(nb.Selections, s)
+	}
+	nb.Runs += o.Runs
+	for _, r := range []struct {
+		dst *Range
+		src Range
+	}{{&nb.Zones, o.Zones}, {&nb.ZoneSkew, o.ZoneSkew}, {&nb.PodsPerNode, o.PodsPerNode}} {
+		*r.dst = r.dst.Extend(r.src.Min, false).Extend(r.src.Max, false)
+	}
+	t, ot := &nb.Timing, o.Timing
+	nb.Timing = BaselineTiming{PodReadyP50: newSamples(append(t.PodReadyP50.Values, ot.PodReadyP50.Values...)),
+		PodReadyP90:       newSamples(append(t.PodReadyP90.Values, ot.PodReadyP90.Values...)),
+		NodeClaimReadyP50: newSamples(append(t.NodeClaimReadyP50.Values, ot.NodeClaimReadyP50.Values...)),
+		NodeClaimReadyP90: newSamples(append(t.NodeClaimReadyP90.Values, ot.NodeClaimReadyP90.Values...))}
+	sort.SliceStable(nb.Selections, func(i, j int) bool {
+		if nb.Selections[i].Runs != nb.Selections[j].Runs {
+			return nb.Selections[i].Runs > nb.Selections[j].Runs
+		}
+		return nb.Selections[i].Key() < nb.Selections[j].Key()
+	})
+	nb.Note = ""
+	if len(nb.Selections) > 1 {
+		nb.Note = fmt.Sprintf("non-deterministic: %d distinct selections in %d runs", len(nb.Selections), nb.Runs)
+	}
+	nb.Inputs, nb.SchemaVersion = o.Inputs, SchemaVersion
+	return nb, nil
+}
+
 func (b *Baseline) clone() *Baseline {
 	nb := *b
 	nb.Selections = make([]SeenSelection, len(b.Selections))

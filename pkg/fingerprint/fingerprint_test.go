@@ -252,3 +252,48 @@ func TestSchemaOneLoadsWithoutInputs(t *testing.T) {
 		t.Errorf("inputs changed through save and load: %v", d)
 	}
 }
+
+// Merging two recordings is recording their runs at once; the newer
+// recording's inputs are kept, and recordings of other inputs or another
+// environment are refused.
+func TestMergeIsRecordingTogether(t *testing.T) {
+	a := map[string]int{"c-16x/on-demand": 1}
+	b := map[string]int{"c-8x/on-demand": 2}
+	c := map[string]int{"c-32x/on-demand": 1}
+	runs := []*Fingerprint{fp(a, 1, 0.4, 4), fp(b, 2, 0.44, 5), fp(a, 1, 0.4, 4), fp(c, 1, 0.8, 9), fp(b, 2, 0.44, 5)}
+	runs[3].Selection.Zones, runs[3].Selection.PodsPerNodeMax = 3, 11
+	env := Environment{Karpenter: "v1.14.1", CatalogDigest: "d", KarpenterSettings: map[string]string{}}
+	in := &inputs.Inputs{Karpenter: inputs.Karpenter{Version: "v1.14.1"}}
+	all, err := NewBaseline("s", env, runs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all.Inputs = in
+	older, err := NewBaseline("s", env, runs[:2])
+	if err != nil {
+		t.Fatal(err)
+	}
+	older.SchemaVersion = 1 // recorded before inputs were
+	newer, err := NewBaseline("s", env, runs[2:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	newer.Inputs = in
+	merged, err := older.Merge(newer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(all, merged); d != "" {
+		t.Fatalf("merged (-recorded at once +merged):\n%s", d)
+	}
+	other := *newer
+	other.Inputs = &inputs.Inputs{Karpenter: inputs.Karpenter{Version: "v1.15.0"}}
+	if _, err := merged.Merge(&other); err == nil || !strings.Contains(err.Error(), "other inputs") {
+		t.Errorf("merging runs of other inputs: %v, want a refusal", err)
+	}
+	elsewhere := *newer
+	elsewhere.Environment.CatalogDigest = "e"
+	if _, err := older.Merge(&elsewhere); err == nil || !strings.Contains(err.Error(), "record afresh") {
+		t.Errorf("merging runs of another catalog: %v, want a refusal", err)
+	}
+}

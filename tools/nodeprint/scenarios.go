@@ -49,6 +49,8 @@ type scenarioFlags struct {
 	// a cluster, so a missing or malformed fingerprint applies nothing.
 	needBaseline func(*scenario.Scenario) bool
 	baselines    map[string]*fingerprint.Baseline
+	// add: record adds its runs to the committed baselines.
+	add bool
 }
 
 func addRunFlags(cmd *cobra.Command, f *scenarioFlags) {
@@ -114,6 +116,13 @@ faulted once, and its anomaly fingerprint is written only when the verdict is th
 					return err
 				}
 				path := fingerprint.Path(f.fingerprints, s.Metadata.Name)
+				if f.add {
+					recorded := f.baselines[s.Metadata.Name]
+					if b, err = recorded.Merge(b); err != nil {
+						return fmt.Errorf("%s: %w", path, err)
+					}
+					b.Accepted = recorded.Accepted
+				}
 				if err := b.Save(path); err != nil {
 					return err
 				}
@@ -124,6 +133,14 @@ faulted once, and its anomaly fingerprint is written only when the verdict is th
 	}
 	addScenarioFlags(cmd, f)
 	cmd.Flags().IntVar(&f.runs, "runs", 0, "runs per scenario (default: the scenario's baseline.runs, itself 5 by default)")
+	cmd.Flags().BoolVar(&f.add, "add", false, "add the new runs to the committed baseline instead of replacing it, as if all were recorded together (a non-deterministic scenario keeps the spread it saw); refused when the inputs or the Karpenter, Kubernetes or catalog differ")
+	cmd.PreRunE = func(*cobra.Command, []string) error {
+		if f.add {
+			// Loaded before any cluster is touched: a missing baseline applies nothing.
+			f.needBaseline = func(s *scenario.Scenario) bool { return s.Spec.Fault == nil }
+		}
+		return nil
+	}
 	return cmd
 }
 
