@@ -169,3 +169,18 @@ func TestEnsureImagePullsOnlyWhatIsMissing(t *testing.T) {
 		})
 	}
 }
+
+// Ports asked for together are distinct: asked for one after the other,
+// the kernel handed Karpenter's health and metrics servers the same port
+// once (the smoke suite of a clean-clone CI run), and Karpenter panicked.
+func TestFreePortsAreDistinct(t *testing.T) {
+	for range 20 {
+		ports, err := freePorts(2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ports[0] == ports[1] {
+			t.Fatalf("freePorts(2) = %v: the same port twice", ports)
+		}
+	}
+}

@@ -302,12 +302,28 @@ func (l *Local) Up(ctx context.Context) (err error) {
 }
 
 func freePort() (int, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	ports, err := freePorts(1)
 	if err != nil {
-		return 0, fmt.Errorf("failed to find a free port: %w", err)
+		return 0, err
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port, nil
+	return ports[0], nil
+}
+
+// freePorts finds n distinct free loopback ports. Each listener is held
+// until all are found: two ports asked for one after the other can be the
+// same one (seen: Karpenter's health and metrics servers both given 36719,
+// and Karpenter panicking on the second bind).
+func freePorts(n int) ([]int, error) {
+	ports := make([]int, 0, n)
+	for range n {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, fmt.Errorf("failed to find a free port: %w", err)
+		}
+		defer ln.Close()
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	}
+	return ports, nil
 }
 
 // keepLogs copies the logs of a cluster that failed to start out of its work

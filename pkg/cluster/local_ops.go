@@ -102,13 +102,11 @@ func waitEstablished(ctx context.Context, c client.Client, name string) error {
 // startKarpenter starts Karpenter on two free loopback ports and waits for
 // its readiness probe.
 func (l *Local) startKarpenter(ctx context.Context, st state) (state, error) {
-	var err error
-	if st.KarpenterHealthPort, err = freePort(); err != nil {
+	ports, err := freePorts(2)
+	if err != nil {
 		return st, err
 	}
-	if st.KarpenterMetricsPort, err = freePort(); err != nil {
-		return st, err
-	}
+	st.KarpenterHealthPort, st.KarpenterMetricsPort = ports[0], ports[1]
 	if err := l.writeState(st); err != nil {
 		return st, err
 	}
@@ -152,6 +150,14 @@ func (l *Local) waitHealthy(ctx context.Context) error {
 		last = st
 		if st.Healthy() {
 			return true, nil
+		}
+		// Karpenter was ready a moment ago (its phase waited for that): one
+		// that exited since will not come back, so waiting out the timeout
+		// would only hide why.
+		for _, c := range st.Components {
+			if c.Name == "karpenter" && c.Exited {
+				return false, fmt.Errorf("karpenter exited after it was ready (its log: %s)", l.KarpenterLog())
+			}
 		}
 		// kwokctl starts every component at once without waiting for
 		// kube-apiserver; metrics-server exits when the API server did not
