@@ -126,7 +126,7 @@ func Explain(ctx context.Context, cfg *rest.Config, c client.Client, opts ...Opt
 			w.NodePool = np
 		}
 		if problem == "Pending" && w.NodePool == "" && w.Unadmitted == "" {
-			w.Unadmitted = unadmitted(p, nodePools.Items)
+			_, w.Unadmitted = admission(p, nodePools.Items)
 		}
 	}
 	var shapes *fit.Catalog
@@ -187,8 +187,8 @@ func Problem(p *corev1.Pod) string {
 }
 
 // nodePoolOf finds the NodePool a pod runs or would run on: its node's
-// label, its node selector or affinity naming one, the one NodePool whose
-// template labels the pod selects, or the only NodePool there is.
+// label, its node selector or affinity naming one, or the one NodePool that
+// admits it.
 func nodePoolOf(ctx context.Context, c client.Client, p *corev1.Pod, pools []karpv1.NodePool) string {
 	if p.Spec.NodeName != "" {
 		n := &corev1.Node{}
@@ -208,19 +208,32 @@ func nodePoolOf(ctx context.Context, c client.Client, p *corev1.Pod, pools []kar
 			}
 		}
 	}
-	// The NodePools whose nodes could carry the pod, by its node selector
-	// and required affinity against their requirements and template labels.
-	var match []string
-	tpl := &corev1.PodTemplateSpec{ObjectMeta: p.ObjectMeta, Spec: p.Spec}
-	for i := range pools {
-		if fit.Admits(&pools[i], tpl) == nil {
-			match = append(match, pools[i].Name)
-		}
-	}
-	if len(match) == 1 {
-		return match[0]
+	if admitting, _ := admission(p, pools); len(admitting) == 1 {
+		return admitting[0]
 	}
 	return ""
+}
+
+// admission names the NodePools whose nodes could carry the pod, by its
+// node selector and required affinity against their requirements and
+// template labels, and, when none does, why each refuses it.
+func admission(p *corev1.Pod, pools []karpv1.NodePool) (admitting []string, refused string) {
+	if len(pools) == 0 {
+		return nil, "there is no NodePool"
+	}
+	tpl := &corev1.PodTemplateSpec{ObjectMeta: p.ObjectMeta, Spec: p.Spec}
+	var why []string
+	for i := range pools {
+		if err := fit.Admits(&pools[i], tpl); err != nil {
+			why = append(why, pools[i].Name+": "+err.Error())
+		} else {
+			admitting = append(admitting, pools[i].Name)
+		}
+	}
+	if len(admitting) > 0 {
+		return admitting, ""
+	}
+	return nil, strings.Join(why, "; ")
 }
 
 // fitAcross is the workload's fit with its NodePool, or, when it is not
@@ -241,23 +254,6 @@ func fitAcross(shapes *fit.Catalog, tpl *corev1.PodTemplateSpec, np *karpv1.Node
 		}
 	}
 	return best
-}
-
-// unadmitted says why no NodePool admits the pod, or "" when one does.
-func unadmitted(p *corev1.Pod, pools []karpv1.NodePool) string {
-	tpl := &corev1.PodTemplateSpec{ObjectMeta: p.ObjectMeta, Spec: p.Spec}
-	if len(pools) == 0 {
-		return "there is no NodePool"
-	}
-	var why []string
-	for i := range pools {
-		err := fit.Admits(&pools[i], tpl)
-		if err == nil {
-			return ""
-		}
-		why = append(why, pools[i].Name+": "+err.Error())
-	}
-	return strings.Join(why, "; ")
 }
 
 func classify(ctx context.Context, cfg *rest.Config, c client.Client, w *Workload, podTemplate *corev1.PodTemplateSpec, pools []karpv1.NodePool, shapes *fit.Catalog, cat *catalog.Catalog, rs *attribute.RuleSet, o *options) error {

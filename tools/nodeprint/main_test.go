@@ -13,6 +13,7 @@ import (
 
 	"github.com/nodeprint/nodeprint/pkg/report"
 	runpkg "github.com/nodeprint/nodeprint/pkg/run"
+	"github.com/nodeprint/nodeprint/pkg/scenario"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
 )
 
@@ -198,18 +199,10 @@ func TestEnvironmentFailureExitsThree(t *testing.T) {
 	if got := exitCode(context.Background(), fmt.Errorf("scenario web-service, run 1 of 3: %w", envErr)); got != exitEnvironment {
 		t.Fatalf("a wrapped EnvironmentError exits %d, want %d", got, exitEnvironment)
 	}
-	t.Setenv("NODEPRINT_ROOT", "../..")
-	tc, err := toolchain.Find()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := runpkg.Loader(tc).LoadFiles("../../fixtures/scenarios/web-service.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := webService(t)
 	rep := report.New("run", time.Now())
-	rep.Add(runpkg.ReportError(s[0], envErr))
-	wrong := runpkg.ReportScenario(s[0])
+	rep.Add(runpkg.ReportError(s, envErr))
+	wrong := runpkg.ReportScenario(s)
 	wrong.Name, wrong.Status = "other", report.Failed
 	rep.Add(wrong)
 	var out, errOut bytes.Buffer
@@ -239,18 +232,10 @@ func TestEnvironmentFailureExitsThree(t *testing.T) {
 func TestOnlyASignalIsAnInterruption(t *testing.T) {
 	cancelled := &runpkg.EnvironmentError{Run: "web-service-abcde", Down: []string{"karpenter"},
 		Err: fmt.Errorf("failed to create Deployment web: %w", context.Canceled)}
-	t.Setenv("NODEPRINT_ROOT", "../..")
-	tc, err := toolchain.Find()
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := runpkg.Loader(tc).LoadFiles("../../fixtures/scenarios/web-service.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := webService(t)
 	report1 := func() *report.Report {
 		rep := report.New("run", time.Now())
-		rep.Add(runpkg.ReportError(s[0], cancelled))
+		rep.Add(runpkg.ReportError(s, cancelled))
 		return rep
 	}
 
@@ -297,4 +282,19 @@ func TestOnlyASignalIsAnInterruption(t *testing.T) {
 			t.Fatalf("the report records exit %d (%v), want %d and the interruption", rep.Summary.ExitCode, got, exitInterrupted)
 		}
 	})
+}
+
+// webService loads the committed web-service scenario, as the CLI would.
+func webService(t *testing.T) *scenario.Scenario {
+	t.Helper()
+	t.Setenv("NODEPRINT_ROOT", "../..")
+	tc, err := toolchain.Find()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := runpkg.Loader(tc).LoadFiles("../../fixtures/scenarios/web-service.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s[0]
 }
