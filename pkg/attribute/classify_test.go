@@ -95,6 +95,9 @@ func TestEveryRuleDecidesItsOwnPattern(t *testing.T) {
 		{"L1-node-not-ready", func(in *Input) { in.Observation.Nodes["n1"].NotReady = true }},
 		{"L1-slow-boot", func(in *Input) {
 			in.Observed.Timing.NodeClaimReady = fingerprint.Percentiles{Count: 2, P50: 41, Max: 42}
+			for _, c := range in.Observation.NodeClaims {
+				c.Launched, c.Initialized = c.Created.Add(time.Second), c.Created.Add(41*time.Second)
+			}
 		}},
 		{"L2-nodeclass-missing", func(in *Input) {
 			pending(in)
@@ -206,6 +209,28 @@ func TestAnAPIServerSlowUnderKarpentersOwnFloodIsNotL1(t *testing.T) {
 	}
 	if v := classify(t, grown); v.Rule != "L1-apiserver-slow" {
 		t.Errorf("NodeClaims that follow the pods (84 pods, 42 NodeClaims at the baseline's 2 pods a node): %s, want L1-apiserver-slow", v.Summary())
+	}
+}
+
+// A Karpenter whose own launch is slow launches late and boots promptly:
+// the time is lost before the instance exists, not while it boots, so it
+// is not L1-slow-boot (measured: make mutants' slow-launch build read
+// L1-slow-boot while the rule timed created → initialised).
+func TestASlowLaunchIsNotASlowBoot(t *testing.T) {
+	in := healthy()
+	changeInputs(in, func(x *inputs.Inputs) { x.Karpenter.Binary = "mutant" })
+	in.Observed.Timing.NodeClaimReady = fingerprint.Percentiles{Count: 2, P50: 41, Max: 42}
+	for _, c := range in.Observation.NodeClaims {
+		c.Launched, c.Initialized = c.Created.Add(40*time.Second), c.Created.Add(41*time.Second)
+	}
+	if v := classify(t, in); v.Rule != "L2-karpenter-change" {
+		t.Fatalf("a slow launch by a changed Karpenter: %s, want L2-karpenter-change", v.Summary())
+	}
+	for _, c := range in.Observation.NodeClaims {
+		c.Launched = c.Created.Add(time.Second)
+	}
+	if v := classify(t, in); v.Rule != "L1-slow-boot" {
+		t.Fatalf("the same time lost while booting: %s, want L1-slow-boot", v.Summary())
 	}
 }
 

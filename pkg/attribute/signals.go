@@ -3,6 +3,7 @@ package attribute
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -263,6 +264,25 @@ var signalDefs = []SignalDef{
 			}
 			lim := in.Baseline.Timing.NodeClaimReadyP50.Limit
 			return t.P50 - lim, true, fmt.Sprintf("p50 %gs against a baseline limit of %gs", t.P50, lim)
+		}},
+	{ID: "nodeclaims.bootSlowdownSeconds", Help: "median NodeClaim launched→initialised time (the boot, after Karpenter's launch returned) minus the largest created→initialised time the baseline accepts, in seconds",
+		compute: func(in *Input) (float64, bool, string) {
+			if in.Baseline == nil || len(in.Baseline.Timing.NodeClaimReadyP50.Values) == 0 {
+				return 0, false, "no baseline timing"
+			}
+			var boots []float64
+			for _, c := range in.Observation.NodeClaims {
+				if !c.Launched.IsZero() && !c.Initialized.IsZero() {
+					boots = append(boots, c.Initialized.Sub(c.Launched).Seconds())
+				}
+			}
+			if len(boots) == 0 {
+				return 0, false, "no NodeClaim both launched and initialised"
+			}
+			slices.Sort(boots)
+			p50 := boots[(len(boots)-1)/2]
+			lim := in.Baseline.Timing.NodeClaimReadyP50.Limit
+			return p50 - lim, true, fmt.Sprintf("boot p50 %gs of %d NodeClaim(s) against a baseline created→initialised limit of %gs", p50, len(boots), lim)
 		}},
 	{ID: "nodeclaims.inFlight", Help: "the run's NodeClaims that exist and are not initialised yet",
 		compute: func(in *Input) (float64, bool, string) {

@@ -13,6 +13,7 @@ var signalHelpZh = map[string]string{
 	"nodeclaims.launchedNotRegistered":   fmt.Sprintf("在运行结束前至少 %s 已 Launched、但仍未 Registered 的 NodeClaim 数", RegistrationTimeout),
 	"nodes.notReady":                     "本次运行中曾经 Ready、结束时为 NotReady 的节点数",
 	"nodes.ready":                        "本次运行结束时 Ready 的节点数",
+	"nodeclaims.bootSlowdownSeconds":     "NodeClaim 从 Launched 到初始化（Karpenter 创建实例返回之后的启动阶段）耗时的中位数，减去基线允许的从创建到初始化的最大耗时，单位秒",
 	"nodeclaims.readySlowdownSeconds":    "NodeClaim 从创建到初始化耗时的中位数，减去基线允许的最大值，单位秒",
 	"nodeclaims.inFlight":                "本次运行中存在但尚未初始化的 NodeClaim 数",
 	"nodeclaims.replaced":                "运行期间注册过节点后又被删除（中断）的 NodeClaim 数，基线运行中应为零",
