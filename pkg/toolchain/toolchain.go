@@ -35,6 +35,10 @@ type Toolchain struct {
 	Root     string
 	Bin      string
 	Versions Versions
+	// KarpenterBinary, when set, replaces the pinned release's Karpenter
+	// binary (a build of that release with changes: a team's fork, one
+	// of `make mutants`); the CRDs and catalog stay the release's.
+	KarpenterBinary string
 }
 
 // Paths of the built binaries and the files copied next to them.
@@ -48,7 +52,8 @@ type Paths struct {
 	// KwokCRDs are KWOK's CRDs (Stage, ResourceUsage, ...), which the kind
 	// provider applies itself.
 	KwokCRDs string
-	// Karpenter is the project's Karpenter binary for Versions.Karpenter.
+	// Karpenter is the project's Karpenter binary for Versions.Karpenter,
+	// or Toolchain.KarpenterBinary.
 	Karpenter string
 	// KarpenterCRDs is the directory with the CRDs of that Karpenter module.
 	KarpenterCRDs string
@@ -184,13 +189,17 @@ func readVersions(path string, getenv func(string) string) (Versions, error) {
 func (t *Toolchain) Paths() Paths {
 	b := t.Bin
 	k := filepath.Join(b, "karpenter", t.Versions.Karpenter)
+	karpenter := filepath.Join(k, "karpenter-kwok")
+	if t.KarpenterBinary != "" {
+		karpenter = t.KarpenterBinary
+	}
 	return Paths{
 		KubeAPIServer: filepath.Join(b, "kube-apiserver"), KubeControllerManager: filepath.Join(b, "kube-controller-manager"),
 		KubeScheduler: filepath.Join(b, "kube-scheduler"), Kubectl: filepath.Join(b, "kubectl"),
 		Etcd: filepath.Join(b, "etcd"), Kwok: filepath.Join(b, "kwok"), Kwokctl: filepath.Join(b, "kwokctl"),
 		MetricsServer: filepath.Join(b, "metrics-server"), MetricsServerManifests: filepath.Join(b, "metrics-server-manifests", "base"),
 		KwokKustomize: filepath.Join(b, "kwok-kustomize"), KwokCRDs: filepath.Join(b, "kwok-kustomize", "crd", "bases"),
-		Karpenter: filepath.Join(k, "karpenter-kwok"), KarpenterCRDs: filepath.Join(k, "crds"),
+		Karpenter: karpenter, KarpenterCRDs: filepath.Join(k, "crds"),
 		InstanceTypes: filepath.Join(k, "instance_types.json"),
 	}
 }
@@ -231,4 +240,10 @@ func (t *Toolchain) Ensure(ctx context.Context, out io.Writer) error {
 		return fmt.Errorf("failed to build the toolchain with `make -C %s toolchain`: %w", t.Root, err)
 	}
 	return t.Check()
+}
+
+// MutantBinary is where the karpenter-mutant build puts the pinned
+// Karpenter built with mutant name's patch (`make mutants`).
+func (t *Toolchain) MutantBinary(name string) string {
+	return filepath.Join(t.Bin, "karpenter", t.Versions.Karpenter, "mutants", name, "karpenter-kwok")
 }

@@ -44,6 +44,9 @@ type scenarioFlags struct {
 	// pinned one.
 	karpenterVersion string
 	pinned           string
+	// karpenterBinary, when set, runs the scenarios with that build of
+	// the pinned release instead of the project's own.
+	karpenterBinary string
 	// needBaseline says which scenarios are compared with their committed
 	// baseline; withScenarios loads those into baselines before it starts
 	// a cluster, so a missing or malformed fingerprint applies nothing.
@@ -58,6 +61,7 @@ func addRunFlags(cmd *cobra.Command, f *scenarioFlags) {
 	cmd.Flags().IntVar(&f.parallel, "parallel", 1, "run up to N scenarios at once on the cluster (scenarios of one catalog together; cluster-wide faults alone)")
 	cmd.Flags().StringVar(&f.reportDir, "report-dir", "", "write report.json, summary.md, junit.xml and report.html into this directory")
 	cmd.Flags().StringVar(&f.karpenterVersion, "karpenter-version", "", "upgrade check: build (or reuse) this Karpenter release (vX.Y.Z) next to the pinned one, run the scenarios with it on a temporary cluster, and report every scenario that differs from its baseline")
+	cmd.Flags().StringVar(&f.karpenterBinary, "karpenter-binary", "", "run the scenarios on a temporary cluster with this Karpenter binary (a build of the pinned release's KWOK provider with your changes, e.g. from `make mutants`) instead of the project's own; the report's inputs name the changed binary")
 }
 
 var releaseRE = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+$`)
@@ -66,6 +70,9 @@ var releaseRE = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+$`)
 // --karpenter-version, or tc itself without it.
 func upgradeToolchain(f *scenarioFlags, tc *toolchain.Toolchain) (*toolchain.Toolchain, error) {
 	f.pinned = tc.Versions.Karpenter
+	if f.karpenterBinary != "" {
+		return binaryToolchain(f, tc)
+	}
 	if f.karpenterVersion == "" {
 		return tc, nil
 	}
@@ -77,6 +84,30 @@ func upgradeToolchain(f *scenarioFlags, tc *toolchain.Toolchain) (*toolchain.Too
 	}
 	up := *tc
 	up.Versions.Karpenter = f.karpenterVersion
+	return &up, nil
+}
+
+// binaryToolchain is tc with the Karpenter binary of --karpenter-binary.
+func binaryToolchain(f *scenarioFlags, tc *toolchain.Toolchain) (*toolchain.Toolchain, error) {
+	if f.karpenterVersion != "" {
+		return nil, usageError{fmt.Errorf("--karpenter-binary and --karpenter-version: give one (a binary is a build of the pinned %s)", tc.Versions.Karpenter)}
+	}
+	if f.cluster != "" || f.provider == string(cluster.KindExisting) {
+		return nil, usageError{fmt.Errorf("--karpenter-binary runs a temporary local cluster with that binary; leave out --cluster and --provider existing")}
+	}
+	path, err := filepath.Abs(f.karpenterBinary)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--karpenter-binary: %w", err)}
+	}
+	fi, err := os.Stat(path)
+	switch {
+	case err != nil:
+		return nil, usageError{fmt.Errorf("--karpenter-binary: %w (build one with `make mutants` or from the pinned module's kwok/ main)", err)}
+	case !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0:
+		return nil, usageError{fmt.Errorf("--karpenter-binary %s: not an executable file", path)}
+	}
+	up := *tc
+	up.KarpenterBinary = path
 	return &up, nil
 }
 
