@@ -56,6 +56,16 @@ e2e: tools ## Start the local cluster, run the suites against the committed fing
 accuracy: tools ## Run every fault scenario RUNS times (default 3) and print the confusion matrix
 	bin/nodeprint attribute --matrix --runs $(or $(RUNS),3) fixtures/scenarios/faults
 
+.PHONY: mutants
+mutants: tools ## Build each mutated Karpenter of fixtures/mutants/ and run the baselines and limit faults with it (MUTANTS=a,b for some); matrix in out/mutants/ (about 45 min)
+	go run ./tools/mutants -out out/mutants $(if $(MUTANTS),-mutants $(MUTANTS)) $(MUTANTS_FLAGS)
+
+# karpenter-mutant builds one mutant (tools/mutants calls it):
+#   make karpenter-mutant KARPENTER_MUTANT=name KARPENTER_MUTANT_PATCH=file
+.PHONY: karpenter-mutant
+karpenter-mutant:
+	@tools/toolchain/build.sh $(BIN) karpenter-mutant
+
 .PHONY: upgrade-check
 upgrade-check: tools ## Run the catalog with Karpenter UPGRADE_TO (e.g. v1.15.0) against the committed baselines; report in out/upgrade/
 	@[[ -n "$(UPGRADE_TO)" ]] || { echo "usage: make upgrade-check UPGRADE_TO=vX.Y.Z"; exit 2; }

@@ -2,7 +2,9 @@
 # Builds nodeprint's toolchain from pinned Go module sources into BIN_DIR.
 #
 #   tools/toolchain/build.sh BIN_DIR COMPONENT...
-#   COMPONENT: kubernetes etcd kwok metrics-server karpenter
+#   COMPONENT: kubernetes etcd kwok metrics-server karpenter karpenter-mutant
+#   (karpenter-mutant builds the pinned Karpenter with the patch
+#   $KARPENTER_MUTANT_PATCH as mutant $KARPENTER_MUTANT: `make mutants`)
 #
 # Versions come from the environment (the Makefile exports them from
 # tools/toolchain/versions.mk). The committed go.mod/go.sum of each build
@@ -170,34 +172,42 @@ karpenter_tags() {
 	fi
 }
 
-build_karpenter() {
-	local v=$KARPENTER_VERSION out="$bin/karpenter/$KARPENTER_VERSION"
-	# The project's own sources are part of the stamp: a change to the
-	# capacity decorator must rebuild the binary.
-	local src
-	src=$(cd "$root/tools/karpenter" && find . -name '*.go' -o -name 'go.mod' -o -name 'go.sum' | LC_ALL=C sort | xargs cat | sha256sum | cut -c1-16)
-	# recipe: bump it when the build itself changes, so that every checkout
-	# rebuilds (2: the patched module is replaced by a relative path).
-	local want="karpenter $KARPENTER_VERSION sources $src recipe 2"
-	stamp_ok "$stamps/karpenter-$v" "$want" "$out/karpenter-kwok" "$out/crds" "$out/instance_types.json" && { log "karpenter $v: up to date"; return; }
+# karpenter_sources_digest: the project's own sources are part of the
+# stamp: a change to the capacity decorator must rebuild the binary.
+karpenter_sources_digest() {
+	(cd "$root/tools/karpenter" && find . -name '*.go' -o -name 'go.mod' -o -name 'go.sum' | LC_ALL=C sort | xargs cat | sha256sum | cut -c1-16)
+}
+
+# karpenter_compile NAME [PATCH]: copies the pinned module of
+# $KARPENTER_VERSION to bin/.build/karpenter-src-NAME, binds its servers to
+# loopback, applies PATCH (a unified diff against the module, -p1) when
+# given, and builds tools/karpenter against it into $out/karpenter-kwok.
+# Sets $src to the module's directory in the module cache.
+karpenter_compile() {
+	local name=$1 patch=${2:-} v=$KARPENTER_VERSION
 	tc=$(gotoolchain sigs.k8s.io/karpenter "$v")
 	local dir
 	dir=$(module_dir karpenter sigs.k8s.io/karpenter "$v")
-	log "building karpenter $v with the KWOK provider and nodeprint's capacity decorator"
 	mkdir -p "$out" "$bin/.build"
-	local src
 	src=$(cd "$dir" && GOTOOLCHAIN=$tc go list -m -f '{{.Dir}}' sigs.k8s.io/karpenter)
 	# Karpenter binds its metrics and health servers to ":port", every
 	# interface. The local cluster listens on loopback only, so Karpenter is
 	# built from a copy of its module whose operator.go binds 127.0.0.1
 	# (go build -overlay may not replace files in the module cache).
-	local patched="$bin/.build/karpenter-src-$v" build="$bin/.build/karpenter-main-$v"
+	local patched="$bin/.build/karpenter-src-$name" build="$bin/.build/karpenter-main-$name"
 	rm -rf "$patched" "$build" && mkdir -p "$patched" "$build"
 	cp -r "$src/." "$patched/" && chmod -R u+w "$patched"
 	local op="$patched/pkg/operator/operator.go"
 	[[ $(grep -c 'fmt.Sprintf(":%d"' "$op") -ge 2 ]] ||
 		die "karpenter $v: pkg/operator/operator.go no longer binds with fmt.Sprintf(\":%d\", ...); update the loopback patch in $0"
 	sed -i 's/fmt.Sprintf(":%d"/fmt.Sprintf("127.0.0.1:%d"/g' "$op"
+	if [[ -n $patch ]]; then
+		# --dry-run first: a patch that no longer applies (another
+		# release) changes nothing and says which hunk failed.
+		(cd "$patched" && patch -p1 --batch --forward --dry-run --quiet <"$patch" >/dev/null) ||
+			die "karpenter $v: $patch does not apply to sigs.k8s.io/karpenter@$v: $(cd "$patched" && patch -p1 --batch --forward --dry-run <"$patch" 2>&1 | grep -i 'fail\|can.t find\|reversed' | head -3)"
+		(cd "$patched" && patch -p1 --batch --forward --quiet <"$patch")
+	fi
 	cp -r "$dir/." "$build/"
 	# -o names the file: `go install sigs.k8s.io/karpenter/kwok` would call it
 	# kwok and overwrite the KWOK controller.
@@ -207,13 +217,41 @@ build_karpenter() {
 	# changed Karpenter). -trimpath removes the rest of the paths.
 	(cd "$build" && GOTOOLCHAIN=$tc go mod edit -replace "sigs.k8s.io/karpenter=../$(basename "$patched")" &&
 		GOTOOLCHAIN=$tc go build -trimpath -tags "$(karpenter_tags "$v")" -ldflags "-s -w" -o "$out/karpenter-kwok" .) ||
-		die "karpenter $v did not build with tools/karpenter/main.go; its kwok/main.go may have changed (compare with the module's kwok/main.go)"
+		die "karpenter $v${patch:+ with $patch} did not build with tools/karpenter/main.go; its kwok/main.go may have changed (compare with the module's kwok/main.go)"
+}
+
+build_karpenter() {
+	local v=$KARPENTER_VERSION out="$bin/karpenter/$KARPENTER_VERSION"
+	# recipe: bump it when the build itself changes, so that every checkout
+	# rebuilds (2: the patched module is replaced by a relative path).
+	local want
+	want="karpenter $KARPENTER_VERSION sources $(karpenter_sources_digest) recipe 2"
+	stamp_ok "$stamps/karpenter-$v" "$want" "$out/karpenter-kwok" "$out/crds" "$out/instance_types.json" && { log "karpenter $v: up to date"; return; }
+	log "building karpenter $v with the KWOK provider and nodeprint's capacity decorator"
+	karpenter_compile "$v"
 	rm -rf "$out/crds" && mkdir -p "$out/crds"
 	cp "$src"/kwok/charts/crds/*.yaml "$src"/kwok/apis/crds/*.yaml "$out/crds/"
 	cp "$src/kwok/cloudprovider/instance_types.json" "$out/instance_types.json"
 	cp "$src/kwok/examples/aws_instance_types.json" "$out/aws_instance_types.json" 2>/dev/null || true
 	chmod -R u+w "$out"
 	echo "$want" >"$stamps/karpenter-$v"
+}
+
+# build_karpenter_mutant: the pinned Karpenter with one more patch
+# ($KARPENTER_MUTANT_PATCH), as bin/karpenter/VERSION/mutants/NAME/karpenter-kwok
+# (`make mutants`, fixtures/mutants/). The release's CRDs and catalog serve it.
+build_karpenter_mutant() {
+	local v=$KARPENTER_VERSION name=${KARPENTER_MUTANT:?set KARPENTER_MUTANT to the mutant\'s name}
+	local patch=${KARPENTER_MUTANT_PATCH:?set KARPENTER_MUTANT_PATCH to the mutant\'s patch file}
+	[[ $name =~ ^[a-z0-9][a-z0-9-]*$ ]] || die "KARPENTER_MUTANT=$name: want lower-case letters, digits and dashes"
+	[[ -f $patch ]] || die "KARPENTER_MUTANT_PATCH=$patch: no such file"
+	patch=$(cd "$(dirname "$patch")" && pwd)/$(basename "$patch")
+	local out="$bin/karpenter/$v/mutants/$name" want
+	want="karpenter-mutant $v $name sources $(karpenter_sources_digest) patch $(sha256sum <"$patch" | cut -c1-16) recipe 2"
+	stamp_ok "$stamps/karpenter-$v-mutant-$name" "$want" "$out/karpenter-kwok" && { log "karpenter $v mutant $name: up to date"; return; }
+	log "building karpenter $v mutant $name ($(basename "$patch"))"
+	karpenter_compile "$v-mutant-$name" "$patch"
+	echo "$want" >"$stamps/karpenter-$v-mutant-$name"
 }
 
 [[ $# -gt 0 ]] || set -- kubernetes etcd kwok metrics-server karpenter
@@ -225,6 +263,7 @@ for c in "$@"; do
 	kwok) build_kwok ;;
 	metrics-server) build_metrics_server ;;
 	karpenter) build_karpenter ;;
-	*) die "unknown component $c (want kubernetes, etcd, kwok, metrics-server or karpenter)" ;;
+	karpenter-mutant) build_karpenter_mutant ;;
+	*) die "unknown component $c (want kubernetes, etcd, kwok, metrics-server, karpenter or karpenter-mutant)" ;;
 	esac
 done
