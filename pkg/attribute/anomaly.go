@@ -2,6 +2,7 @@ package attribute
 
 import (
 	"fmt"
+	"github.com/nodeprint/nodeprint/pkg/layer"
 	"os"
 	"path/filepath"
 	"sort"
@@ -24,7 +25,7 @@ type Anomaly struct {
 	SchemaVersion int               `json:"schemaVersion"`
 	Scenario      string            `json:"scenario"`
 	Fault         string            `json:"fault"`
-	Layer         string            `json:"layer"`
+	Layer         layer.Layer       `json:"layer"`
 	Params        map[string]string `json:"params,omitempty"`
 	Verdict       string            `json:"verdict"`
 	Rule          string            `json:"rule"`

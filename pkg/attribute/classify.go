@@ -2,14 +2,15 @@ package attribute
 
 import (
 	"fmt"
+	"github.com/nodeprint/nodeprint/pkg/layer"
 	"strings"
 )
 
 // The verdicts.
 const (
-	L1Infrastructure = "L1-infrastructure"
-	L2Orchestration  = "L2-orchestration"
-	L3Application    = "L3-application"
+	L1Infrastructure = layer.L1Infrastructure
+	L2Orchestration  = layer.L2Orchestration
+	L3Application    = layer.L3Application
 	None             = "none"
 	Inconclusive     = "inconclusive"
 )
@@ -25,24 +26,19 @@ func EnvironmentVerdict(scenario, reason string) *Verdict {
 		Reason: "the harness's own environment failed during the run (" + reason + "): its observations cannot be trusted"}
 }
 
-// LayerVerdict maps a layer to its verdict.
-func LayerVerdict(layer string) string {
-	switch layer {
-	case "L1":
-		return L1Infrastructure
-	case "L2":
-		return L2Orchestration
-	case "L3":
-		return L3Application
+// LayerVerdict maps a layer to its verdict (inconclusive for no layer).
+func LayerVerdict(l layer.Layer) string {
+	if v := l.Verdict(); v != "" {
+		return v
 	}
 	return Inconclusive
 }
 
 // Fired is a rule whose conditions all held, with the values that made them hold.
 type Fired struct {
-	Rule     string  `json:"rule"`
-	Layer    string  `json:"layer"`
-	Evidence []Value `json:"evidence"`
+	Rule     string      `json:"rule"`
+	Layer    layer.Layer `json:"layer"`
+	Evidence []Value     `json:"evidence"`
 }
 
 // Verdict is the attribution of one run.
@@ -51,7 +47,7 @@ type Verdict struct {
 	// Verdict is L1-infrastructure, L2-orchestration, L3-application, none or inconclusive.
 	Verdict string `json:"verdict"`
 	// Layer is L1, L2 or L3 for an attribution, empty otherwise.
-	Layer string `json:"layer,omitempty"`
+	Layer layer.Layer `json:"layer,omitempty"`
 	// Rule decided the verdict (empty for none and inconclusive).
 	Rule   string  `json:"rule,omitempty"`
 	Title  Text    `json:"title,omitzero"`

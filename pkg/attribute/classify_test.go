@@ -2,6 +2,7 @@ package attribute
 
 import (
 	"fmt"
+	"github.com/nodeprint/nodeprint/pkg/layer"
 	"strings"
 	"testing"
 	"time"
@@ -155,7 +156,7 @@ func TestEveryRuleDecidesItsOwnPattern(t *testing.T) {
 			if v.Rule != tc.rule {
 				t.Fatalf("want rule %s, got %s", tc.rule, v.Summary())
 			}
-			if want := LayerVerdict(tc.rule[:2]); v.Verdict != want || v.Layer != tc.rule[:2] {
+			if want := LayerVerdict(layer.Layer(tc.rule[:2])); v.Verdict != want || string(v.Layer) != tc.rule[:2] {
 				t.Errorf("want verdict %s, got %s (layer %s)", want, v.Verdict, v.Layer)
 			}
 			if len(v.Fired) == 0 || len(v.Fired[0].Evidence) == 0 {

@@ -2,6 +2,7 @@ package attribute
 
 import (
 	"fmt"
+	"github.com/nodeprint/nodeprint/pkg/layer"
 	"io"
 	"sort"
 	"strings"
@@ -12,7 +13,7 @@ import (
 // with how often each rule decided.
 type Matrix struct {
 	// Cells counts runs by expected layer, then verdict.
-	Cells map[string]map[string]int `json:"cells"`
+	Cells map[layer.Layer]map[string]int `json:"cells"`
 	// Rules counts deciding rules by scenario.
 	Rules map[string]map[string]int `json:"rules"`
 	// Runs is how many runs were counted; Errors how many failed to run.
@@ -25,12 +26,12 @@ var MatrixColumns = []string{L1Infrastructure, L2Orchestration, L3Application, N
 
 // NewMatrix returns an empty matrix.
 func NewMatrix() *Matrix {
-	return &Matrix{Cells: map[string]map[string]int{}, Rules: map[string]map[string]int{}}
+	return &Matrix{Cells: map[layer.Layer]map[string]int{}, Rules: map[string]map[string]int{}}
 }
 
 // Add counts one run. A run that failed to produce a verdict is counted
 // in the error column with an empty verdict.
-func (m *Matrix) Add(scenario, expectedLayer string, v *Verdict) {
+func (m *Matrix) Add(scenario string, expectedLayer layer.Layer, v *Verdict) {
 	if m.Cells[expectedLayer] == nil {
 		m.Cells[expectedLayer] = map[string]int{}
 	}
@@ -55,9 +56,9 @@ func (m *Matrix) Add(scenario, expectedLayer string, v *Verdict) {
 // OffDiagonal counts runs whose verdict is not their expected layer.
 func (m *Matrix) OffDiagonal() int {
 	n := 0
-	for layer, row := range m.Cells {
+	for l, row := range m.Cells {
 		for verdict, c := range row {
-			if verdict != LayerVerdict(layer) {
+			if verdict != LayerVerdict(l) {
 				n += c
 			}
 		}
@@ -69,13 +70,13 @@ func (m *Matrix) OffDiagonal() int {
 func (m *Matrix) Write(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "expected \\ verdict\t%s\t\n", strings.Join(MatrixColumns, "\t"))
-	for _, layer := range []string{"L1", "L2", "L3"} {
-		row := m.Cells[layer]
+	for _, l := range layer.All {
+		row := m.Cells[l]
 		cells := make([]string, len(MatrixColumns))
 		for i, c := range MatrixColumns {
 			cells[i] = fmt.Sprint(row[c])
 		}
-		fmt.Fprintf(tw, "%s\t%s\t\n", layer, strings.Join(cells, "\t"))
+		fmt.Fprintf(tw, "%s\t%s\t\n", l, strings.Join(cells, "\t"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -10,6 +10,7 @@ package attribute
 import (
 	_ "embed"
 	"fmt"
+	"github.com/nodeprint/nodeprint/pkg/layer"
 	"regexp"
 	"strings"
 	"sync"
@@ -80,7 +81,7 @@ type Escalation struct {
 // Rule is one attribution rule.
 type Rule struct {
 	ID       string      `json:"id"`
-	Layer    string      `json:"layer"`
+	Layer    layer.Layer `json:"layer"`
 	Title    Text        `json:"title"`
 	Symptom  Text        `json:"symptom"`
 	When     []Condition `json:"when"`
@@ -90,9 +91,9 @@ type Rule struct {
 
 // RuleSet is the rules and the owner of each layer.
 type RuleSet struct {
-	Owners     map[string]Text       `json:"owners"`
-	Escalation map[string]Escalation `json:"escalation"`
-	Rules      []Rule                `json:"rules"`
+	Owners     map[layer.Layer]Text       `json:"owners"`
+	Escalation map[layer.Layer]Escalation `json:"escalation"`
+	Rules      []Rule                     `json:"rules"`
 }
 
 //go:embed rules.yaml
@@ -116,17 +117,17 @@ func ParseRules(b []byte) (*RuleSet, error) {
 	}
 	var errs []string
 	seen := map[string]bool{}
-	last := ""
+	var last layer.Layer
 	for i, r := range rs.Rules {
 		at := fmt.Sprintf("rules[%d] (%s)", i, r.ID)
 		if r.ID == "" || seen[r.ID] {
 			errs = append(errs, at+": missing or duplicate id")
 		}
 		seen[r.ID] = true
-		if r.Layer != "L1" && r.Layer != "L2" && r.Layer != "L3" {
+		if !r.Layer.Valid() {
 			errs = append(errs, at+": layer must be L1, L2 or L3")
 		}
-		if !strings.HasPrefix(r.ID, r.Layer+"-") {
+		if !strings.HasPrefix(r.ID, string(r.Layer)+"-") {
 			errs = append(errs, at+": id must start with its layer")
 		}
 		if r.Layer < last {
@@ -162,14 +163,14 @@ func ParseRules(b []byte) (*RuleSet, error) {
 			}
 		}
 	}
-	for _, l := range []string{"L1", "L2", "L3"} {
+	for _, l := range layer.All {
 		if o := rs.Owners[l]; o.En == "" || o.Zh == "" {
-			errs = append(errs, "owners."+l+": needs en and zh")
+			errs = append(errs, "owners."+string(l)+": needs en and zh")
 		}
 		e := rs.Escalation[l]
 		for _, t := range []Text{e.When, e.Attach, e.Meanwhile} {
 			if t.En == "" || t.Zh == "" {
-				errs = append(errs, "escalation."+l+": when, attach and meanwhile need en and zh")
+				errs = append(errs, "escalation."+string(l)+": when, attach and meanwhile need en and zh")
 				break
 			}
 		}

@@ -25,17 +25,15 @@ import (
 	kwokv1alpha1 "sigs.k8s.io/karpenter/kwok/apis/v1alpha1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
+	"github.com/nodeprint/nodeprint/pkg/layer"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 )
 
-// Layer is where a fault lives: L1 infrastructure, L2 orchestration, L3 application.
-type Layer string
-
-// The layers.
+// The layers a fault breaks (pkg/layer), as the catalog names them.
 const (
-	L1 Layer = "L1"
-	L2 Layer = "L2"
-	L3 Layer = "L3"
+	L1 = layer.L1
+	L2 = layer.L2
+	L3 = layer.L3
 )
 
 // Label marks every object a fault creates, with the fault's name; the
@@ -117,7 +115,7 @@ type Param struct {
 // Definition is an entry of the fault catalog.
 type Definition struct {
 	Name  string
-	Layer Layer
+	Layer layer.Layer
 	// Summary says what the fault does and through which mechanism.
 	Summary string
 	Params  []Param
@@ -205,7 +203,7 @@ func Validate(f *scenario.Fault, add func(field, msg string, args ...any)) {
 	if _, err := values(d, f.Params, func(p, msg string) { add("spec.fault.params."+p, "%s", msg) }); err != nil {
 		return
 	}
-	if e := f.Expect; e != nil && e.Layer != "" && e.Layer != string(d.Layer) {
+	if e := f.Expect; e != nil && e.Layer != "" && e.Layer != d.Layer {
 		add("spec.fault.expect.layer", "fault %s is a %s fault; a scenario expecting %s needs another fault", f.Name, d.Layer, e.Layer)
 	}
 }

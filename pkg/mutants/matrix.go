@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/nodeprint/nodeprint/pkg/layer"
 	"github.com/nodeprint/nodeprint/pkg/report"
 )
 
@@ -13,7 +14,7 @@ const Control = "control"
 
 // Want is the attribution a detected mutant must get: Karpenter's
 // behaviour changed under the same inputs.
-const Want = "L2"
+const Want = layer.L2
 
 // Outcome of one scenario under one build.
 type Outcome string

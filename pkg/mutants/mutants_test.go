@@ -1,6 +1,7 @@
 package mutants
 
 import (
+	"github.com/nodeprint/nodeprint/pkg/layer"
 	"os"
 	"path/filepath"
 	"strings"
@@ -93,10 +94,10 @@ func TestSelectAndNarrow(t *testing.T) {
 	}
 }
 
-func plain(name, status, layer, rule string) report.Scenario {
+func plain(name, status, ly, rule string) report.Scenario {
 	sc := report.Scenario{Name: name, Status: status}
-	if layer != "" || rule != "" {
-		sc.Verdict = &attribute.Verdict{Layer: layer, Rule: rule, Verdict: layer + "-x"}
+	if ly != "" || rule != "" {
+		sc.Verdict = &attribute.Verdict{Layer: layer.Layer(ly), Rule: rule, Verdict: ly + "-x"}
 	}
 	return sc
 }

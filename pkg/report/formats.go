@@ -143,9 +143,9 @@ func expectedText(s *Scenario) string {
 	case s.Expected == nil:
 		return "none (baseline)"
 	case s.Expected.Rule != "":
-		return s.Expected.Layer + " (" + s.Expected.Rule + ")"
+		return string(s.Expected.Layer) + " (" + s.Expected.Rule + ")"
 	}
-	return s.Expected.Layer
+	return string(s.Expected.Layer)
 }
 
 func cell(s string) string {

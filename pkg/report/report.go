@@ -7,6 +7,7 @@ package report
 
 import (
 	"fmt"
+	"github.com/nodeprint/nodeprint/pkg/layer"
 	"maps"
 	"os"
 	"path/filepath"
@@ -194,8 +195,8 @@ func span[T int | float64](format string, lo, hi T) string {
 
 // Expectation is a fault scenario's expected attribution.
 type Expectation struct {
-	Layer string `json:"layer"`
-	Rule  string `json:"rule,omitempty"`
+	Layer layer.Layer `json:"layer"`
+	Rule  string      `json:"rule,omitempty"`
 }
 
 // SuiteDir is where each suite writes its report, relative to the

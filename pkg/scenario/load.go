@@ -255,7 +255,7 @@ func (l *Loader) validate(s *Scenario, add func(field, msg string, args ...any))
 		if f.Window.Duration > 30*time.Minute {
 			add("spec.fault.window", "%s is longer than the 30m a fault run may take", f.Window.Duration)
 		}
-		if e := f.Expect; e != nil && e.Layer != "L1" && e.Layer != "L2" && e.Layer != "L3" {
+		if e := f.Expect; e != nil && !e.Layer.Valid() {
 			add("spec.fault.expect.layer", "want L1, L2 or L3, got %q", e.Layer)
 		}
 		if l.ValidateFault != nil && f.Name != "" {

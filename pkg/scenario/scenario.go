@@ -8,6 +8,7 @@ package scenario
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/nodeprint/nodeprint/pkg/layer"
 	"strings"
 	"time"
 
@@ -90,7 +91,7 @@ type Fault struct {
 // Expectation is the verdict a fault scenario must produce.
 type Expectation struct {
 	// Layer is L1, L2 or L3.
-	Layer string `json:"layer"`
+	Layer layer.Layer `json:"layer"`
 	// Rule is the ID of the rule that must decide (optional).
 	Rule string `json:"rule,omitempty"`
 }

@@ -1,6 +1,7 @@
 package soak
 
 import (
+	"github.com/nodeprint/nodeprint/pkg/layer"
 	"strings"
 	"testing"
 	"time"
@@ -19,9 +20,9 @@ func rep(scenarios ...report.Scenario) *report.Report {
 	return r
 }
 
-func passed(name, layer, rule string) report.Scenario {
+func passed(name string, ly layer.Layer, rule string) report.Scenario {
 	return report.Scenario{Name: name, Status: report.Passed, Seconds: 90,
-		Verdict: &attribute.Verdict{Verdict: attribute.LayerVerdict(layer), Layer: layer, Rule: rule}}
+		Verdict: &attribute.Verdict{Verdict: attribute.LayerVerdict(ly), Layer: ly, Rule: rule}}
 }
 
 func TestStableRepetitionsAreClean(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nodeprint/nodeprint/pkg/layer"
 	"os"
 	"os/exec"
 	"regexp"
@@ -186,7 +187,7 @@ func runBash(ctx context.Context, command string, env []string, timeout time.Dur
 func CheckPlan(rs *attribute.RuleSet, faultScenarios []*scenario.Scenario) (plan map[string][]string, unplaced []string) {
 	plan = map[string][]string{}
 	expected := map[string]bool{}
-	firstOfLayer := map[string]string{}
+	firstOfLayer := map[layer.Layer]string{}
 	names := make([]string, 0, len(faultScenarios))
 	byName := map[string]*scenario.Scenario{}
 	for _, s := range faultScenarios {

@@ -2,6 +2,7 @@ package sop
 
 import (
 	"fmt"
+	"github.com/nodeprint/nodeprint/pkg/layer"
 	"html"
 	"strings"
 )
@@ -32,27 +33,27 @@ func mermaid(s *site) string {
 	fmt.Fprintf(&b, "  %s -- %s --> REG{\"%s\"}\n", prev, edge, esc(msg(l, "regressed")))
 	fmt.Fprintf(&b, "  REG -- %s --> INC_RULE[\"%s\"]\n", msg(l, "yes"), esc(msg(l, "inconclusiveRule")))
 	fmt.Fprintf(&b, "  REG -- %s --> NONE[\"%s\"]\n", msg(l, "no"), esc(msg(l, "none")))
-	for _, layer := range []string{"L1", "L2", "L3"} {
-		fmt.Fprintf(&b, "  V%s[\"%s<br/>%s\"]\n", layer, esc(msg(l, "layer"+layer)), esc(s.in.Rules.Owners[layer].In(l)))
+	for _, ly := range layer.All {
+		fmt.Fprintf(&b, "  V%s[\"%s<br/>%s\"]\n", ly, esc(msg(l, "layer"+string(ly))), esc(s.in.Rules.Owners[ly].In(l)))
 	}
 	b.WriteString("  classDef l1 fill:#fde2e1,stroke:#b42318\n  classDef l2 fill:#fff4ce,stroke:#b54708\n  classDef l3 fill:#dcfae6,stroke:#067647\n")
-	for _, layer := range []string{"L1", "L2", "L3"} {
-		ids := []string{"V" + layer}
+	for _, ly := range layer.All {
+		ids := []string{"V" + string(ly)}
 		for i, r := range s.rules {
-			if r.Layer == layer {
+			if r.Layer == string(ly) {
 				ids = append(ids, fmt.Sprintf("R%d", i+1))
 			}
 		}
-		fmt.Fprintf(&b, "  class %s %s\n", strings.Join(ids, ","), strings.ToLower(layer))
+		fmt.Fprintf(&b, "  class %s %s\n", strings.Join(ids, ","), strings.ToLower(string(ly)))
 	}
 	return b.String()
 }
 
-var layerColors = map[string][2]string{
-	"L1": {"#fde2e1", "#b42318"},
-	"L2": {"#fff4ce", "#b54708"},
-	"L3": {"#dcfae6", "#067647"},
-	"":   {"#f2f4f7", "#475467"},
+var layerColors = map[layer.Layer][2]string{
+	layer.L1: {"#fde2e1", "#b42318"},
+	layer.L2: {"#fff4ce", "#b54708"},
+	layer.L3: {"#dcfae6", "#067647"},
+	"":       {"#f2f4f7", "#475467"},
 }
 
 // svg draws the same decision order for the HTML file, which must work
@@ -70,8 +71,8 @@ func svg(s *site) string {
 	)
 	var body strings.Builder
 	y := 10
-	box := func(x, y, w, h int, layer, href string, lines []string, bold int) {
-		c := layerColors[layer]
+	box := func(x, y, w, h int, ly, href string, lines []string, bold int) {
+		c := layerColors[layer.Layer(ly)]
 		if href != "" {
 			fmt.Fprintf(&body, `<a href="%s">`, href)
 		}

@@ -2,6 +2,7 @@ package sop
 
 import (
 	"fmt"
+	"github.com/nodeprint/nodeprint/pkg/layer"
 	"math"
 	"path/filepath"
 	"sort"
@@ -106,7 +107,7 @@ func newSite(in *Input, lang string) *site {
 		byFault[a.Fault] = append(byFault[a.Fault], a)
 	}
 	for i, r := range in.Rules.Rules {
-		v := ruleView{ID: r.ID, Layer: r.Layer, LayerName: msg(lang, "layer"+r.Layer), Title: r.Title.In(lang), Symptom: r.Symptom.In(lang),
+		v := ruleView{ID: r.ID, Layer: string(r.Layer), LayerName: msg(lang, "layer"+string(r.Layer)), Title: r.Title.In(lang), Symptom: r.Symptom.In(lang),
 			RulesOut: r.RulesOut.In(lang), Owner: in.Rules.Owners[r.Layer].In(lang),
 			Position:   fmt.Sprintf(msg(lang, "rulePosition"), i+1, len(in.Rules.Rules)),
 			Escalation: s.escalation(r.Layer)}
@@ -141,9 +142,9 @@ func newSite(in *Input, lang string) *site {
 	return s
 }
 
-func (s *site) escalation(layer string) escalationView {
-	e := s.in.Rules.Escalation[layer]
-	return escalationView{Layer: layer, LayerName: msg(s.lang, "layer"+layer), Owner: s.in.Rules.Owners[layer].In(s.lang),
+func (s *site) escalation(l layer.Layer) escalationView {
+	e := s.in.Rules.Escalation[l]
+	return escalationView{Layer: string(l), LayerName: msg(s.lang, "layer"+string(l)), Owner: s.in.Rules.Owners[l].In(s.lang),
 		When: e.When.In(s.lang), Attach: e.Attach.In(s.lang), Meanwhile: e.Meanwhile.In(s.lang)}
 }
 
@@ -396,10 +397,10 @@ type layerEscalation struct {
 // Escalations are the escalation matrix's rows, one per layer.
 func (s *site) Escalations() []layerEscalation {
 	var out []layerEscalation
-	for _, l := range []string{"L1", "L2", "L3"} {
+	for _, l := range layer.All {
 		e := layerEscalation{E: s.escalation(l)}
 		for _, r := range s.rules {
-			if r.Layer == l {
+			if r.Layer == string(l) {
 				e.Rules = append(e.Rules, r.ID)
 			}
 		}

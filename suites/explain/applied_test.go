@@ -27,7 +27,7 @@ var _ = Describe("explain on objects applied by the team", Label("catalog:applie
 
 		By("with the catalog: the catalog has instances that would serve them, so the policy excludes them (L2)")
 		w := env.ExpectExplained(ctx, cfg, c, a.Namespace, "orders", explain.WithCatalog(env.Catalog()))
-		Expect([]string{w.Verdict.Layer, w.Verdict.Rule}).To(Equal([]string{"L2", "L2-nodepool-excludes-fitting-instances"}), "verdict %s", w.Verdict.Summary())
+		Expect([]string{string(w.Verdict.Layer), w.Verdict.Rule}).To(Equal([]string{"L2", "L2-nodepool-excludes-fitting-instances"}), "verdict %s", w.Verdict.Summary())
 		Expect(w.NodePool).To(BeEmpty())
 		Expect(w.Unadmitted).To(ContainSubstring("team-a-" + a.Suffix))
 

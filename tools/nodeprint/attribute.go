@@ -213,7 +213,7 @@ func printScenario(w io.Writer, s *report.Scenario) {
 		fmt.Fprintf(w, " by rule %s (%s)", v.Rule, v.Title.En)
 	}
 	if s.Expected != nil {
-		exp := s.Expected.Layer
+		exp := string(s.Expected.Layer)
 		if s.Expected.Rule != "" {
 			exp += " by " + s.Expected.Rule
 		}

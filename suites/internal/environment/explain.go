@@ -48,7 +48,7 @@ func (e *Environment) ExpectExplainedWhileFaulted(ctx context.Context, scenarioF
 		}
 	}
 	Expect(found).NotTo(BeNil(), "explain did not list workload %q among %d troubled workload(s)", workload, len(got))
-	Expect([]string{found.Verdict.Layer, found.Verdict.Rule}).To(Equal([]string{layer, rule}), "verdict %s", found.Verdict.Summary())
+	Expect([]string{string(found.Verdict.Layer), found.Verdict.Rule}).To(Equal([]string{layer, rule}), "verdict %s", found.Verdict.Summary())
 	Expect(found.Runbook).To(Equal("runbooks/en/rules/" + rule + ".md"))
 	e.ExpectNoFaultLeftovers(ctx)
 }

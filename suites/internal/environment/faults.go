@@ -26,7 +26,7 @@ func FaultScenarioEntries(dir string, decorators ...any) []TableEntry {
 		if f := s.Spec.Fault; f != nil {
 			labels = append(labels, "fault:"+f.Name)
 			if f.Expect != nil {
-				labels = append(labels, "layer:"+f.Expect.Layer)
+				labels = append(labels, "layer:"+string(f.Expect.Layer))
 			}
 		}
 		return labels
@@ -84,7 +84,7 @@ func (e *Environment) ExpectAnomalyRecorded(res *run.FaultResult) {
 	a, err := attribute.LoadAnomaly(path)
 	Expect(err).NotTo(HaveOccurred(), "record it with: go test ./suites/faults/... -args -update-fingerprints")
 	Expect(a.Fault).To(Equal(res.Scenario.Spec.Fault.Name), "%s is stale", path)
-	Expect([]string{a.Layer, a.Rule}).To(Equal([]string{res.Verdict.Layer, res.Verdict.Rule}), "%s is stale", path)
+	Expect([]string{string(a.Layer), a.Rule}).To(Equal([]string{string(res.Verdict.Layer), res.Verdict.Rule}), "%s is stale", path)
 }
 
 // ExpectNoFaultLeftovers expects the cluster back in its pre-fault state:
