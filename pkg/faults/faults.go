@@ -9,6 +9,7 @@ package faults
 import (
 	"context"
 	"fmt"
+	"github.com/nodeprint/nodeprint/pkg/observe"
 	"sort"
 	"strconv"
 	"strings"
@@ -299,7 +300,7 @@ type base struct {
 func (b *base) Definition() *Definition { return b.def }
 
 func (b *base) labels() map[string]string {
-	return map[string]string{Label: b.def.Name, "nodeprint.dev/run": b.t.Run}
+	return map[string]string{Label: b.def.Name, observe.RunLabel: b.t.Run}
 }
 
 // Leftovers lists what faults created that still exists: KWOK stages,

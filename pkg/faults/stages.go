@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/nodeprint/nodeprint/pkg/observe"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -73,7 +74,7 @@ func expr(key, op string, values ...string) map[string]any {
 // podSelector selects the fault's pods of one workload of one run.
 func podSelector(run, workload, fault string, phase string, more ...map[string]any) map[string]any {
 	exprs := []any{
-		expr(`.metadata.labels["nodeprint.dev/run"]`, "In", run),
+		expr(`.metadata.labels["`+observe.RunLabel+`"]`, "In", run),
 		expr(`.metadata.labels["nodeprint.dev/workload"]`, "In", workload),
 		expr(`.metadata.labels["`+Label+`"]`, "In", fault),
 		expr(".metadata.deletionTimestamp", "DoesNotExist"),

@@ -76,7 +76,7 @@ func TestLeftOnServerDeletesLateNodeClaims(t *testing.T) {
 	orphan := poolNode("kwok-web-service-abcde-x1", "web-service-abcde")
 	c := fake.NewClientBuilder().WithScheme(kube.Scheme).WithObjects(objs.Namespace, late, other, orphan).Build()
 	r := &Runner{client: c, progress: func(string) {}}
-	left, err := r.leftOnServer(context.Background(), objs)
+	left, err := r.deleteLeftovers(context.Background(), objs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,7 @@ func TestLeftOnServerDeletesLateNodeClaims(t *testing.T) {
 		t.Fatalf("another NodePool's NodeClaim must be left alone: %v", err)
 	}
 	// Next pass: no NodeClaim left, so the node is an orphan.
-	if left, err = r.leftOnServer(context.Background(), objs); err != nil || strings.Join(left, ",") != "Namespace/web-service-abcde,Node/kwok-web-service-abcde-x1" {
+	if left, err = r.deleteLeftovers(context.Background(), objs); err != nil || strings.Join(left, ",") != "Namespace/web-service-abcde,Node/kwok-web-service-abcde-x1" {
 		t.Fatalf("left = %v, %v", left, err)
 	}
 	if err := c.Get(context.Background(), client.ObjectKeyFromObject(orphan), &corev1.Node{}); !apierrors.IsNotFound(err) {
@@ -104,7 +104,7 @@ func TestLeftOnServerDeletesLateNodeClaims(t *testing.T) {
 	if err := c.Delete(context.Background(), objs.Namespace); err != nil {
 		t.Fatal(err)
 	}
-	if left, err = r.leftOnServer(context.Background(), objs); err != nil || len(left) != 0 {
+	if left, err = r.deleteLeftovers(context.Background(), objs); err != nil || len(left) != 0 {
 		t.Fatalf("nothing is left now, got %v, %v", left, err)
 	}
 }

@@ -44,15 +44,16 @@ func WhileFaulted(f func(context.Context, *Result)) FaultOption {
 	return func(o *faultOpts) { o.whileFaulted = f }
 }
 
-// FaultResult is a fault scenario's baseline run, faulted run and verdict.
+// FaultResult is a fault scenario's clean run, faulted run and verdict.
 type FaultResult struct {
 	Scenario *scenario.Scenario
-	Baseline *Result
-	Faulted  *Result
-	// BaselineFingerprint aggregates the baseline run.
-	BaselineFingerprint *fingerprint.Baseline
-	Diff                *diff.Diff
-	Verdict             *attribute.Verdict
+	// Clean is the run without the fault, the faulted run's reference.
+	Clean   *Result
+	Faulted *Result
+	// CleanFingerprint aggregates the clean run as a baseline.
+	CleanFingerprint *fingerprint.Baseline
+	Diff             *diff.Diff
+	Verdict          *attribute.Verdict
 }
 
 // Correct reports whether the verdict matches the scenario's expectation.
@@ -86,7 +87,7 @@ func (r *Runner) RunFault(ctx context.Context, s *scenario.Scenario, opts ...Fau
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: faulted run: %w", s.Metadata.Name, err)
 	}
-	res := &FaultResult{Scenario: s, Baseline: base, Faulted: faulted, BaselineFingerprint: bl}
+	res := &FaultResult{Scenario: s, Clean: base, Faulted: faulted, CleanFingerprint: bl}
 	res.Diff, res.Verdict, err = Attribute(s, faulted, bl, base.Inputs)
 	if err != nil {
 		return nil, err

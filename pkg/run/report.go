@@ -49,8 +49,8 @@ func ReportError(s *scenario.Scenario, err error) report.Scenario {
 // the expected one.
 func (f *FaultResult) Report() report.Scenario {
 	sc := ReportScenario(f.Scenario)
-	sc.Verdict, sc.Baseline, sc.Observed, sc.Diff = f.Verdict, f.BaselineFingerprint, f.Faulted.Fingerprint, f.Diff
-	sc.Runs = []string{f.Baseline.ID, f.Faulted.ID}
+	sc.Verdict, sc.Baseline, sc.Observed, sc.Diff = f.Verdict, f.CleanFingerprint, f.Faulted.Fingerprint, f.Diff
+	sc.Runs = []string{f.Clean.ID, f.Faulted.ID}
 	sc.Timeline = report.TimelineOf(f.Faulted.Observation, f.Faulted.Injected)
 	sc.Runbook = report.RunbookPage(f.Verdict.Rule)
 	sc.Status = report.Failed

@@ -61,8 +61,11 @@ func WithKarpenter(k inputs.Karpenter) Option { return func(r *Runner) { r.karpe
 // the run's nodes (default 3 minutes).
 func WithCleanupTimeout(d time.Duration) Option { return func(r *Runner) { r.cleanup = d } }
 
-// NewRunner returns a runner for the cluster behind kubeconfig.
-func NewRunner(kubeconfig string, catalogs CatalogSwitcher, opts ...Option) (*Runner, error) {
+// NewRunner returns a runner for the cluster behind kubeconfig; cluster
+// is that cluster's provider, which switches Karpenter's catalog for a
+// scenario that names another (FixedCatalog for a cluster nodeprint does
+// not own).
+func NewRunner(kubeconfig string, cluster CatalogSwitcher, opts ...Option) (*Runner, error) {
 	cfg, err := kube.Config(kubeconfig)
 	if err != nil {
 		return nil, err
@@ -71,7 +74,7 @@ func NewRunner(kubeconfig string, catalogs CatalogSwitcher, opts ...Option) (*Ru
 	if err != nil {
 		return nil, fmt.Errorf("failed to create a client: %w", err)
 	}
-	r := &Runner{config: cfg, client: c, catalogs: catalogs, progress: func(string) {}, cleanup: 3 * time.Minute, grace: 30 * time.Second, sweepQuiet: quietAfterIncident}
+	r := &Runner{config: cfg, client: c, catalogs: cluster, progress: func(string) {}, cleanup: 3 * time.Minute, grace: 30 * time.Second, sweepQuiet: quietAfterIncident}
 	for _, o := range opts {
 		o(r)
 	}
@@ -363,15 +366,15 @@ func (r *Runner) sweepAfterIncident(ctx context.Context, objs *Objects, progress
 	return nil
 }
 
-// untilNothingLeft asks the API server every second, removing what
-// leftOnServer removes, until nothing of the run has been left for quiet
+// untilNothingLeft asks the API server every second, deleting what
+// deleteLeftovers deletes, until nothing of the run has been left for quiet
 // (at once, for 0).
 func (r *Runner) untilNothingLeft(ctx context.Context, objs *Objects, quiet time.Duration) error {
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	seen := time.Now()
 	for {
-		left, err := r.leftOnServer(ctx, objs)
+		left, err := r.deleteLeftovers(ctx, objs)
 		switch {
 		case err != nil || len(left) > 0:
 			seen = time.Now()
@@ -389,10 +392,10 @@ func (r *Runner) untilNothingLeft(ctx context.Context, objs *Objects, quiet time
 	}
 }
 
-// leftOnServer lists what of the run the API server still has, and
-// deletes the NodeClaims of the run's NodePool that are not being deleted
+// deleteLeftovers lists what of the run the API server still has (the
+// list is what it returns), and deletes the NodeClaims of the run's NodePool that are not being deleted
 // and, once none is left, the NodePool's nodes.
-func (r *Runner) leftOnServer(ctx context.Context, objs *Objects) ([]string, error) {
+func (r *Runner) deleteLeftovers(ctx context.Context, objs *Objects) ([]string, error) {
 	var left []string
 	if err := r.client.Get(ctx, client.ObjectKeyFromObject(objs.Namespace), &corev1.Namespace{}); err == nil {
 		left = append(left, "Namespace/"+objs.Namespace.Name)

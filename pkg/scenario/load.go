@@ -243,7 +243,7 @@ func (l *Loader) validate(s *Scenario, add func(field, msg string, args ...any))
 		s.Spec.Settle.Stall.Duration = DefaultStallPeriod
 	}
 	if s.Spec.Settle.Timeout.Duration == 0 {
-		s.Spec.Settle.Timeout.Duration = DefaultSettleTimout
+		s.Spec.Settle.Timeout.Duration = DefaultSettleTimeout
 	}
 	if f := s.Spec.Fault; f != nil {
 		if f.Name == "" {

@@ -32,7 +32,7 @@ const (
 	// quiet period only covers notifications still in flight.
 	DefaultQuietPeriod  = 1 * time.Second
 	DefaultStallPeriod  = 60 * time.Second
-	DefaultSettleTimout = 5 * time.Minute
+	DefaultSettleTimeout = 5 * time.Minute
 	// MaxReplicas bounds a workload: the harness runs on a laptop.
 	MaxReplicas = 10000
 )

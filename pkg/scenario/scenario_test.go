@@ -56,7 +56,7 @@ func TestDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if s.Spec.Catalog != DefaultCatalog || s.CatalogPath != "/nonexistent/generic.json" || s.Spec.Baseline.Runs != DefaultRuns ||
-		s.Spec.Settle.Quiet.Duration != DefaultQuietPeriod || s.Spec.Settle.Timeout.Duration != DefaultSettleTimout {
+		s.Spec.Settle.Quiet.Duration != DefaultQuietPeriod || s.Spec.Settle.Timeout.Duration != DefaultSettleTimeout {
 		t.Fatalf("defaults not applied: %+v", s.Spec)
 	}
 }

@@ -359,7 +359,7 @@ func recordAnomaly(ctx context.Context, stdout io.Writer, r *runpkg.Runner, f *s
 	if sc.Status != report.Passed {
 		return fmt.Errorf("%s: not recorded: the verdict is not the expected one", s.Metadata.Name)
 	}
-	a := attribute.NewAnomaly(s.Metadata.Name, s.Spec.Fault.Name, s.Spec.Fault.Params, res.Baseline.Fingerprint, res.Faulted.Fingerprint, res.Diff, res.Verdict)
+	a := attribute.NewAnomaly(s.Metadata.Name, s.Spec.Fault.Name, s.Spec.Fault.Params, res.Clean.Fingerprint, res.Faulted.Fingerprint, res.Diff, res.Verdict)
 	path := attribute.AnomalyPath(f.fingerprints, s.Metadata.Name)
 	if err := a.Save(path); err != nil {
 		return err

@@ -70,7 +70,7 @@ func (e *Environment) RecordAnomaly(res *run.FaultResult) {
 	GinkgoHelper()
 	By("recording the anomaly fingerprint of " + res.Scenario.Metadata.Name)
 	f := res.Scenario.Spec.Fault
-	a := attribute.NewAnomaly(res.Scenario.Metadata.Name, f.Name, f.Params, res.Baseline.Fingerprint, res.Faulted.Fingerprint, res.Diff, res.Verdict)
+	a := attribute.NewAnomaly(res.Scenario.Metadata.Name, f.Name, f.Params, res.Clean.Fingerprint, res.Faulted.Fingerprint, res.Diff, res.Verdict)
 	Expect(a.Save(attribute.AnomalyPath(e.fingerprintsDir(), res.Scenario.Metadata.Name))).To(Succeed())
 }
 
