@@ -57,4 +57,16 @@ mutants:
 		}
 		Expect(strings.Join(fields, " ")).To(ContainSubstring("karpenter.binary"))
 	}, SpecTimeout(20*time.Minute))
+
+	// make mutants builds each mutant only when it gets to it, 40 minutes
+	// in; a patch that no longer applies or compiles (measured: one that
+	// left a variable unused) must fail here instead.
+	It("applies and compiles every mutant of the committed set against the pinned module", func(ctx SpecContext) {
+		environment.ExpectCommand(ctx, cli.Toolchain.Root, 0, "go", "run", "./tools/mutants", "-build-only", "-out", GinkgoT().TempDir())
+		set, err := mutants.Load(filepath.Join(cli.Toolchain.Root, "fixtures", "mutants", "mutants.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		for _, m := range set.Mutants {
+			Expect(cli.Toolchain.MutantBinary(m.Name)).To(BeAnExistingFile())
+		}
+	}, SpecTimeout(15*time.Minute))
 })

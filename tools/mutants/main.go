@@ -40,6 +40,8 @@ type config struct {
 	only      []string
 	scenarios []string
 	control   bool
+	keep      bool
+	buildOnly bool
 	out       string
 	timeout   time.Duration
 }
@@ -51,6 +53,8 @@ func main() {
 	flag.StringVar(&only, "mutants", "", "comma-separated mutants to run (default: all of the set)")
 	flag.StringVar(&scenarios, "scenarios", "", "comma-separated scenarios to run, a subset of the set's (default: all of them)")
 	flag.BoolVar(&c.control, "control", true, "also run the unmutated build, which must pass every scenario")
+	flag.BoolVar(&c.buildOnly, "build-only", false, "build the mutants (their patches must apply and compile against the pinned module) and run nothing")
+	flag.BoolVar(&c.keep, "keep", false, "keep the rows of -out's matrix.json for the builds not run this time (re-run one mutant of a finished matrix)")
 	flag.StringVar(&c.out, "out", "out/mutants", "directory for each build's report and log, matrix.md and matrix.json")
 	flag.DurationVar(&c.timeout, "timeout", time.Hour, "bound of one build's run of the scenarios")
 	flag.Parse()
@@ -89,6 +93,9 @@ func run(ctx context.Context, c config, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "mutants:", err)
 		return exitEnvironment
 	}
+	if c.buildOnly {
+		return buildAll(ctx, tc, set, selected, c.out, logf)
+	}
 	m := &mutants.Matrix{Karpenter: set.Karpenter}
 	for _, sc := range set.Scenarios {
 		m.Scenarios = append(m.Scenarios, mutants.ScenarioName(sc))
@@ -114,6 +121,12 @@ func run(ctx context.Context, c config, stdout, stderr io.Writer) int {
 		logf("%s: %s", name, rowSummary(row))
 		if ctx.Err() != nil {
 			break
+		}
+	}
+	if c.keep {
+		if err := keepRows(c.out, set, m); err != nil {
+			fmt.Fprintln(stderr, "mutants: -keep:", err)
+			return exitUsage
 		}
 	}
 	if err := write(c.out, m); err != nil {
@@ -218,6 +231,32 @@ func runBuild(ctx context.Context, tc *toolchain.Toolchain, set *mutants.Set, mu
 	return rep, errors.Join(err, rerr)
 }
 
+// buildAll builds every selected mutant, each with its log in out.
+func buildAll(ctx context.Context, tc *toolchain.Toolchain, set *mutants.Set, selected []mutants.Mutant, out string, logf func(string, ...any)) int {
+	var failed []string
+	for _, mu := range selected {
+		path := filepath.Join(out, mu.Name+".build.log")
+		log, err := os.Create(path)
+		if err != nil {
+			logf("%v", err)
+			return exitEnvironment
+		}
+		err = build(ctx, tc, set, mu, log)
+		log.Close()
+		if err != nil {
+			logf("%s: %v (%s)", mu.Name, err, path)
+			failed = append(failed, mu.Name)
+			continue
+		}
+		logf("%s: built %s", mu.Name, tc.MutantBinary(mu.Name))
+	}
+	if len(failed) > 0 {
+		logf("%d of %d mutant(s) did not build: %s", len(failed), len(selected), strings.Join(failed, ", "))
+		return exitMismatch
+	}
+	return exitOK
+}
+
 // build runs the project's toolchain build for one mutant.
 func build(ctx context.Context, tc *toolchain.Toolchain, set *mutants.Set, mu mutants.Mutant, log io.Writer) error {
 	patch, err := filepath.Abs(set.PatchPath(mu))
@@ -270,6 +309,43 @@ func rowSummary(r mutants.Row) string {
 		status = "NOT as expected"
 	}
 	return status + " (" + strings.Join(parts, ", ") + ")"
+}
+
+// keepRows adds the rows of the matrix already in dir for the builds m
+// does not have, in the set's order (control first); a matrix of other
+// scenarios cannot be merged.
+func keepRows(dir string, set *mutants.Set, m *mutants.Matrix) error {
+	b, err := os.ReadFile(filepath.Join(dir, "matrix.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	var old mutants.Matrix
+	if err := json.Unmarshal(b, &old); err != nil {
+		return fmt.Errorf("failed to read %s: %w", filepath.Join(dir, "matrix.json"), err)
+	}
+	if strings.Join(old.Scenarios, ",") != strings.Join(m.Scenarios, ",") || old.Karpenter != m.Karpenter {
+		return fmt.Errorf("%s has other scenarios or another Karpenter than this run: leave out -keep", filepath.Join(dir, "matrix.json"))
+	}
+	rows := map[string]mutants.Row{}
+	for _, r := range old.Rows {
+		rows[r.Mutant] = r
+	}
+	for _, r := range m.Rows {
+		rows[r.Mutant] = r
+	}
+	order := []string{mutants.Control}
+	for _, mu := range set.Mutants {
+		order = append(order, mu.Name)
+	}
+	m.Rows = nil
+	for _, name := range order {
+		if r, ok := rows[name]; ok {
+			m.Rows = append(m.Rows, r)
+		}
+	}
+	return nil
 }
 
 func write(dir string, m *mutants.Matrix) error {

@@ -217,7 +217,11 @@ karpenter_compile() {
 	# changed Karpenter). -trimpath removes the rest of the paths.
 	(cd "$build" && GOTOOLCHAIN=$tc go mod edit -replace "sigs.k8s.io/karpenter=../$(basename "$patched")" &&
 		GOTOOLCHAIN=$tc go build -trimpath -tags "$(karpenter_tags "$v")" -ldflags "-s -w" -o "$out/karpenter-kwok" .) ||
-		die "karpenter $v${patch:+ with $patch} did not build with tools/karpenter/main.go; its kwok/main.go may have changed (compare with the module's kwok/main.go)"
+		if [[ -n $patch ]]; then
+			die "karpenter $v with $patch does not compile (the compiler's error is above): fix the patch"
+		else
+			die "karpenter $v did not build with tools/karpenter/main.go; its kwok/main.go may have changed (compare with the module's kwok/main.go)"
+		fi
 }
 
 build_karpenter() {
