@@ -30,8 +30,8 @@ const (
 	// guessed from silence: once every pod is Ready and every NodeClaim
 	// initialised, Karpenter's provisioner has nothing left to do, and the
 	// quiet period only covers notifications still in flight.
-	DefaultQuietPeriod  = 1 * time.Second
-	DefaultStallPeriod  = 60 * time.Second
+	DefaultQuietPeriod   = 1 * time.Second
+	DefaultStallPeriod   = 60 * time.Second
 	DefaultSettleTimeout = 5 * time.Minute
 	// MaxReplicas bounds a workload: the harness runs on a laptop.
 	MaxReplicas = 10000
