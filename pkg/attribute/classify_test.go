@@ -213,6 +213,31 @@ func TestAnAPIServerSlowUnderKarpentersOwnFloodIsNotL1(t *testing.T) {
 	}
 }
 
+// Effect is not cause, for disruption too: a node Karpenter replaces takes
+// its pods with it, each an eviction, a create and a bind; an API server
+// slow under that storm is not L1 (measured: make mutants'
+// outside-requirements build on burst-1000, a drifted node of 1,000 pods).
+func TestAnAPIServerSlowUnderKarpentersOwnEvictionsIsNotL1(t *testing.T) {
+	storm := func(evicted int) *Input {
+		in := healthy()
+		n, ms := 0.0, 433.0
+		in.Facts.KarpenterErrors, in.Facts.KarpenterLatencyMs = &n, &ms
+		in.Observation.Nodes["n2"].Labels = map[string]string{"kubernetes.io/arch": "arm64"}
+		in.Observation.NodeClaims["old"] = &observe.NodeClaimRecord{Name: "old", Created: t0, Launched: t0, Registered: t0, Initialized: t0, Deleted: t0.Add(time.Minute), Node: "gone"}
+		for i := 0; i < evicted; i++ {
+			name := fmt.Sprintf("evicted-%d", i)
+			in.Observation.Pods[name] = &observe.PodRecord{Name: name, Workload: "web", Created: t0, Scheduled: t0, Ready: t0, Deleted: t0.Add(time.Minute), Node: "gone", Phase: "Running"}
+		}
+		return in
+	}
+	if v := classify(t, storm(30)); v.Rule != "L2-policy-violation" {
+		t.Errorf("a slow API server while Karpenter evicted 30 pods: %s, want L2-policy-violation", v.Summary())
+	}
+	if v := classify(t, storm(5)); v.Rule != "L1-apiserver-slow" {
+		t.Errorf("a slow API server beside 5 evictions: %s, want L1-apiserver-slow", v.Summary())
+	}
+}
+
 // A Karpenter whose own launch is slow launches late and boots promptly:
 // the time is lost before the instance exists, not while it boots, so it
 // is not L1-slow-boot (measured: make mutants' slow-launch build read

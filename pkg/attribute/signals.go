@@ -479,6 +479,8 @@ var signalDefs = []SignalDef{
 		}},
 	{ID: "karpenter.nodeClaimSurge", Help: fmt.Sprintf("1 when Karpenter created at least %.0f× the NodeClaims the baseline needed for as many pods (and %d more): its own write volume, which can slow the API server it then waits on", SurgeRatio, SurgeExcess),
 		compute: nodeClaimSurge},
+	{ID: "karpenter.evictions", Help: "pods deleted from nodes whose NodeClaim Karpenter deleted during the run (drift, expiry, consolidation): its own writes, each an eviction, a create and a bind, which the L1 API rules do not take for the API server's fault",
+		compute: evictions},
 	{ID: "diff.regressions", Help: "deviations of the fingerprint from the baseline that verification fails",
 		compute: func(in *Input) (float64, bool, string) {
 			if in.Diff == nil {
@@ -534,6 +536,28 @@ func nodeClaimSurge(in *Input) (float64, bool, string) {
 	ratio := float64(created) / math.Max(need, 1)
 	detail := fmt.Sprintf("%d NodeClaim(s) for %d pods; at the baseline's density (%d pods on %d node(s)) they need %.0f", created, pods, basePods, most, need)
 	return b2f(ratio >= SurgeRatio && float64(created)-need >= SurgeExcess), true, detail
+}
+
+// evictions counts the pods that went with a node Karpenter took away: a
+// NodeClaim that registered and was deleted during the run, and the pods
+// deleted from its node.
+func evictions(in *Input) (float64, bool, string) {
+	gone := map[string]string{} // node → NodeClaim
+	for _, c := range in.Observation.NodeClaims {
+		if !c.Deleted.IsZero() && !c.Registered.IsZero() && c.Node != "" {
+			gone[c.Node] = c.Name
+		}
+	}
+	n := 0
+	for _, p := range in.Observation.Pods {
+		if _, ok := gone[p.Node]; ok && !p.Deleted.IsZero() {
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, true, ""
+	}
+	return float64(n), true, fmt.Sprintf("%d pod(s) from the nodes of %d NodeClaim(s) Karpenter deleted", n, len(gone))
 }
 
 // changed is 1 when inputs of kind k differ from the baseline's, with the

@@ -32,6 +32,7 @@ var signalHelpZh = map[string]string{
 	"pods.cpuUsageOverRequest":           "Pod 的 CPU 用量（metrics.k8s.io）与其 CPU requests 之比的最大值",
 	"workload.replicaGrowth":             "各工作负载当前期望副本数减去应用时的副本数之和（HPA 在起作用）",
 	"selection.nodesDelta":               "运行结束时的节点数减去任一基线运行中的最大节点数",
+	"karpenter.evictions":                "运行期间随 Karpenter 删除的 NodeClaim（漂移、过期、整合）一起被删除的 Pod 数：Karpenter 自身的写入；达到阈值时，运行期间的 API 变慢被视为其结果",
 	"karpenter.nodeClaimSurge":           fmt.Sprintf("Karpenter 创建的 NodeClaim 数至少是基线在相同 Pod 数下所需的 %.0f 倍（且多出 %d 个以上）时为 1：这是它自身的写入量，可能拖慢它随后依赖的 API Server", SurgeRatio, SurgeExcess),
 	"diff.regressions":                   "指纹相对基线、校验不通过的偏差数",
 	"inputs.policyChanged":               "实际应用的 NodePool 或 NodeClass 与基线不同时为 1",
