@@ -139,3 +139,16 @@ func (c *Catalog) Price(instanceType, zone, capacityType string) (float64, bool)
 	}
 	return 0, false
 }
+
+// CPU is an instance type's vCPUs, and whether the catalog has them.
+func (c *Catalog) CPU(instanceType string) (float64, bool) {
+	t, ok := c.Types[instanceType]
+	if !ok {
+		return 0, false
+	}
+	q, err := resource.ParseQuantity(t.Resources["cpu"])
+	if err != nil || q.IsZero() {
+		return 0, false
+	}
+	return q.AsApproximateFloat64(), true
+}

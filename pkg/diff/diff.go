@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/nodeprint/nodeprint/pkg/catalog"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 )
@@ -55,11 +56,39 @@ type Rules struct {
 	// ZonesMatter makes a change in the zone count or skew a regression;
 	// otherwise it is reported as tolerated (see scenario.ZonesMatter).
 	ZonesMatter bool
+	// CPU gives an instance type's vCPUs (the scenario's catalog); nil
+	// when the catalog cannot be read, and the unit-cost check is skipped.
+	CPU func(instanceType string) (float64, bool)
 }
 
 // RulesFor returns the verification rules of a scenario.
 func RulesFor(s *scenario.Scenario) Rules {
-	return Rules{Tolerances: s.Spec.Baseline.Tolerances, ZonesMatter: s.ZonesMatter()}
+	r := Rules{Tolerances: s.Spec.Baseline.Tolerances, ZonesMatter: s.ZonesMatter()}
+	if c, err := catalog.Load(s.CatalogPath); err == nil {
+		r.CPU = c.CPU
+	}
+	return r
+}
+
+// costPerCPU is a selection's hourly cost per vCPU; false when a type's
+// vCPUs are unknown.
+func costPerCPU(types map[string]int, cost float64, cpuOf func(string) (float64, bool)) (float64, bool) {
+	if cpuOf == nil {
+		return 0, false
+	}
+	total := 0.0
+	for key, n := range types {
+		name, _, _ := strings.Cut(key, "/")
+		c, ok := cpuOf(name)
+		if !ok {
+			return 0, false
+		}
+		total += c * float64(n)
+	}
+	if total == 0 {
+		return 0, false
+	}
+	return cost / total, true
 }
 
 // Compare applies the verification rules (README, "Verification rules").
@@ -93,6 +122,24 @@ func Compare(b *fingerprint.Baseline, fp *fingerprint.Fingerprint, rules Rules) 
 		if (tol.CostPercent > 0 || tol.Nodes > 0) && withinNodes && withinCost {
 			sev = Tolerated
 			rule = fmt.Sprintf("unseen selection within the tolerances (cost ±%g%%, nodes ±%d)", tol.CostPercent, tol.Nodes)
+			// The noise the tolerances accept (how pods fall into batch
+			// windows) changes how much capacity is bought, not what a
+			// vCPU of it costs: a dearer kind of instance within the
+			// cost tolerance is still a regression (measured: make
+			// mutants' expensive-types build on burst-1000, +24% a vCPU,
+			// inside the cost range).
+			if unit, ok := costPerCPU(sel.InstanceTypes, sel.HourlyCost, rules.CPU); ok {
+				seenUnit, known := fingerprint.Range{}, true
+				for i, s := range b.Selections {
+					u, ok := costPerCPU(s.InstanceTypes, s.HourlyCost, rules.CPU)
+					known = known && ok
+					seenUnit = seenUnit.Extend(u, i == 0)
+				}
+				if known && (unit > seenUnit.Max*(1+tol.CostPercent/100)+1e-9 || unit < seenUnit.Min*(1-tol.CostPercent/100)-1e-9) {
+					add("selection.costPerCPU", rangeString(seenUnit, "%.5f"), fmt.Sprintf("%.5f", unit),
+						fmt.Sprintf("the cost of a vCPU within the seen range ±%g%% (batching changes how much is bought, not its price)", tol.CostPercent), Regression)
+				}
+			}
 		}
 		add("selection.instanceTypes", strings.Join(keys, " | "), sel.Key(), rule, sev)
 		if !cost.Contains(sel.HourlyCost, 1e-9) {

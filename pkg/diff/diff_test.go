@@ -1,6 +1,7 @@
 package diff
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -75,6 +76,38 @@ func TestTolerancesAcceptNearbySelections(t *testing.T) {
 	far := Compare(baseline(t), fp(map[string]int{"c-8x-amd64-linux/on-demand": 4}, 4, 0.9, 4), Rules{Tolerances: scenario.Tolerances{CostPercent: 10, Nodes: 1}})
 	if !far.Regressed() {
 		t.Fatal("beyond the tolerances the change regresses")
+	}
+}
+
+// The tolerances accept batch-window noise: how much of the same kind of
+// capacity the pods' batches bought. A dearer kind of instance inside the
+// cost range is not that noise (measured: make mutants' expensive-types
+// build on burst-1000, one m-256x for $8.60/h against c-family mixes of
+// $6.95-$7.82/h, +24% a vCPU, inside the cost tolerance).
+func TestTolerancesDoNotHideADearerVCPU(t *testing.T) {
+	one, two := map[string]int{"c-16x-amd64-linux/on-demand": 1}, map[string]int{"c-16x-amd64-linux/on-demand": 2}
+	b, err := fingerprint.NewBaseline("burst", fingerprint.Environment{}, []*fingerprint.Fingerprint{
+		fp(one, 1, 0.4344, 4), fp(two, 2, 0.8688, 4), fp(one, 1, 0.4344, 4),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpu := map[string]float64{"c-16x-amd64-linux": 16, "c-8x-amd64-linux": 8, "m-16x-amd64-linux": 16}
+	rules := Rules{Tolerances: scenario.Tolerances{CostPercent: 10, Nodes: 1}, CPU: func(n string) (float64, bool) { c, ok := cpu[n]; return c, ok }}
+	split := Compare(b, fp(map[string]int{"c-8x-amd64-linux/on-demand": 3}, 3, 0.6516, 4), rules)
+	if split.Regressed() {
+		t.Fatalf("another amount of the same capacity is batching noise:\n%s", split.Text())
+	}
+	dearer := Compare(b, fp(map[string]int{"m-16x-amd64-linux/on-demand": 1}, 1, 0.6, 4), rules)
+	if !dearer.Regressed() {
+		t.Fatalf("16 vCPUs 38%% dearer each, inside the cost range, must regress:\n%s", dearer.Text())
+	}
+	if !slices.ContainsFunc(dearer.Deviations, func(d Deviation) bool { return d.Path == "selection.costPerCPU" && d.Severity == Regression }) {
+		t.Fatalf("the regression is the cost of a vCPU:\n%s", dearer.Text())
+	}
+	rules.CPU = nil
+	if Compare(b, fp(map[string]int{"m-16x-amd64-linux/on-demand": 1}, 1, 0.6, 4), rules).Regressed() {
+		t.Fatal("without the catalog the check cannot be made (the old behaviour)")
 	}
 }
 
