@@ -91,7 +91,7 @@ func costPerCPU(types map[string]int, cost float64, cpuOf func(string) (float64,
 	return cost / total, true
 }
 
-// Compare applies the verification rules (README, "Verification rules").
+// Compare applies the verification rules (docs/scenarios.md, "Verification rules").
 func Compare(b *fingerprint.Baseline, fp *fingerprint.Fingerprint, rules Rules) *Diff {
 	tol := rules.Tolerances
 	zoneSeverity, zoneRule := Regression, ""

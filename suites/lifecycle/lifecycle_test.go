@@ -264,7 +264,7 @@ var _ = Describe("nodeprint verify --karpenter-version", Label("suite:lifecycle"
 	// The release built here is the pinned one, already in bin/: building
 	// another release costs a cold machine about six minutes, too much for
 	// make test. `make upgrade-check` runs the whole catalog with another
-	// release (README, "Karpenter upgrade check").
+	// release (docs/ci.md, "Karpenter upgrade check").
 	It("runs the scenarios on a temporary cluster with that release and reports what differs", func(ctx SpecContext) {
 		version := cli.Toolchain.Versions.Karpenter
 		dir := GinkgoT().TempDir()

@@ -1,5 +1,5 @@
 // Command nodeprint catches regressions in how Karpenter provisions nodes and
-// says which layer broke. See the README for the commands.
+// says which layer broke. See the README and docs/ for the commands.
 package main
 
 import (
