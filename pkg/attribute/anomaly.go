@@ -3,6 +3,7 @@ package attribute
 import (
 	"fmt"
 	"github.com/nodeprint/nodeprint/pkg/layer"
+	"github.com/nodeprint/nodeprint/pkg/repo"
 	"os"
 	"path/filepath"
 	"sort"
@@ -65,7 +66,7 @@ func NewAnomaly(scenario, fault string, params map[string]string, base, faulted 
 
 // AnomalyPath is where a fault scenario's anomaly is recorded.
 func AnomalyPath(fingerprintsDir, scenario string) string {
-	return filepath.Join(fingerprintsDir, "faults", scenario+".yaml")
+	return filepath.Join(repo.FaultFingerprints(fingerprintsDir), scenario+".yaml")
 }
 
 // Save writes the anomaly.

@@ -1,10 +1,9 @@
 package run
 
 import (
-	"path/filepath"
-
 	"github.com/nodeprint/nodeprint/pkg/faults"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
 )
@@ -12,7 +11,7 @@ import (
 // Loader loads scenarios against the repository's fixtures and the KWOK
 // provider's generic catalog from the toolchain, as the CLI and the suites do.
 func Loader(tc *toolchain.Toolchain) *scenario.Loader {
-	return &scenario.Loader{FixturesDir: filepath.Join(tc.Root, "fixtures"), GenericCatalog: tc.Paths().InstanceTypes, ValidateFault: faults.Validate}
+	return &scenario.Loader{FixturesDir: repo.At(tc.Root).Fixtures(), GenericCatalog: tc.Paths().InstanceTypes, ValidateFault: faults.Validate}
 }
 
 // Environment is what a baseline records it was made with; the catalog

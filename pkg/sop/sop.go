@@ -21,6 +21,7 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/faults"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
 	"github.com/nodeprint/nodeprint/pkg/redact"
+	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 )
 
@@ -75,7 +76,7 @@ func Load(loader *scenario.Loader, root, scenariosDir, fingerprintsDir string) (
 		}
 		in.Baselines = append(in.Baselines, b)
 	}
-	faultDir := filepath.Join(fingerprintsDir, "faults")
+	faultDir := repo.FaultFingerprints(fingerprintsDir)
 	if _, err := os.Stat(faultDir); err == nil {
 		files, err := yamlFiles(faultDir)
 		if err != nil {

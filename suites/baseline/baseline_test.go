@@ -6,6 +6,7 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
 	. "github.com/onsi/gomega"    //nolint:revive,staticcheck
 
+	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 	"github.com/nodeprint/nodeprint/suites/internal/environment"
 )
@@ -19,5 +20,5 @@ var _ = DescribeTable("the committed baseline",
 		}
 		env.ExpectMatchesBaseline(ctx, s)
 	},
-	environment.ScenarioEntries(environment.BaselineScenariosDir, SpecTimeout(45*time.Minute)),
+	environment.ScenarioEntries(repo.Layout.Scenarios, SpecTimeout(45*time.Minute)),
 )

@@ -6,6 +6,7 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
 	. "github.com/onsi/gomega"    //nolint:revive,staticcheck
 
+	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 	"github.com/nodeprint/nodeprint/pkg/sop"
 	"github.com/nodeprint/nodeprint/suites/internal/environment"
@@ -24,5 +25,5 @@ var _ = DescribeTable("fault attribution",
 		}
 		env.ExpectNoFaultLeftovers(ctx)
 	},
-	environment.FaultScenarioEntries(environment.FaultScenariosDir, SpecTimeout(12*time.Minute)),
+	environment.FaultScenarioEntries(repo.Layout.FaultScenarios, SpecTimeout(12*time.Minute)),
 )

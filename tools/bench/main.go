@@ -31,6 +31,7 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/diff"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
 	"github.com/nodeprint/nodeprint/pkg/observe"
+	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/run"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 	"github.com/nodeprint/nodeprint/pkg/supervise"
@@ -199,7 +200,7 @@ func onCluster(ctx context.Context, tc *toolchain.Toolchain, rep *bench.Report, 
 	}
 	loader := run.Loader(tc)
 	load := func(n int) (*scenario.Scenario, error) {
-		ss, err := loader.LoadFiles(filepath.Join(tc.Root, "fixtures", "bench", fmt.Sprintf("pods-%d.yaml", n)))
+		ss, err := loader.LoadFiles(repo.At(tc.Root).BenchScenario(fmt.Sprintf("pods-%d", n)))
 		if err != nil {
 			return nil, err
 		}

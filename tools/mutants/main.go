@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/nodeprint/nodeprint/pkg/mutants"
+	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/report"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
 )
@@ -162,7 +163,7 @@ func load(c config) (*toolchain.Toolchain, *mutants.Set, []mutants.Mutant, error
 		return nil, nil, nil, err
 	}
 	if c.set == "" {
-		c.set = filepath.Join(tc.Root, "fixtures", "mutants", "mutants.yaml")
+		c.set = repo.At(tc.Root).MutantSet()
 	}
 	set, err := mutants.Load(c.set)
 	if err != nil {
@@ -208,7 +209,7 @@ func runBuild(ctx context.Context, tc *toolchain.Toolchain, set *mutants.Set, mu
 		args = append(args, "--karpenter-binary", tc.MutantBinary(mu.Name))
 	}
 	for _, sc := range set.Scenarios {
-		args = append(args, filepath.Join("fixtures", "scenarios", sc+".yaml"))
+		args = append(args, repo.At(tc.Root).Scenario(sc))
 	}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"path/filepath"
 	"slices"
 	"strings"
 
@@ -14,6 +13,7 @@ import (
 
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
 	"github.com/nodeprint/nodeprint/pkg/inputs"
+	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/report"
 	"github.com/nodeprint/nodeprint/pkg/strictyaml"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
@@ -50,7 +50,7 @@ Exit codes: 0 accepted, 2 bad input (nothing is written).`,
 				if err != nil {
 					return usageError{err}
 				}
-				fingerprints = filepath.Join(tc.Root, "fingerprints")
+				fingerprints = repo.At(tc.Root).Fingerprints()
 			}
 			return accept(stdout, args[0], args[1:], fingerprints, reason)
 		},

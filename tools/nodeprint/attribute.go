@@ -18,6 +18,7 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/attribute"
 	"github.com/nodeprint/nodeprint/pkg/faults"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/report"
 	runpkg "github.com/nodeprint/nodeprint/pkg/run"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
@@ -395,7 +396,7 @@ Exits 1 when any run lands off the diagonal or fails.`,
 				if err != nil {
 					return err
 				}
-				args = []string{filepath.Join(tc, "fixtures", "scenarios", "faults")}
+				args = []string{repo.At(tc).FaultScenarios()}
 			}
 			paths, err := expandPaths(args)
 			if err != nil {

@@ -18,6 +18,7 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/diff"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
 	"github.com/nodeprint/nodeprint/pkg/inputs"
+	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/report"
 	runpkg "github.com/nodeprint/nodeprint/pkg/run"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
@@ -231,7 +232,7 @@ func withScenarios(ctx context.Context, f *scenarioFlags, args []string, stderr 
 		return err
 	}
 	if f.fingerprints == "" {
-		f.fingerprints = filepath.Join(tc.Root, "fingerprints")
+		f.fingerprints = repo.At(tc.Root).Fingerprints()
 	}
 	loader := runpkg.Loader(tc)
 	var files []string
@@ -239,7 +240,7 @@ func withScenarios(ctx context.Context, f *scenarioFlags, args []string, stderr 
 		if strings.ContainsAny(a, "/.") {
 			files = append(files, a)
 		} else {
-			files = append(files, filepath.Join(tc.Root, "fixtures", "scenarios", a+".yaml"))
+			files = append(files, repo.At(tc.Root).Scenario(a))
 		}
 	}
 	scenarios, err := loader.LoadFiles(files...)

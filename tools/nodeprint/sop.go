@@ -4,11 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/nodeprint/nodeprint/pkg/repo"
 	runpkg "github.com/nodeprint/nodeprint/pkg/run"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 	"github.com/nodeprint/nodeprint/pkg/sop"
@@ -51,13 +51,13 @@ per language. The numbers come from the fingerprints directory, so
 				return err
 			}
 			if out == "" {
-				out = filepath.Join(tc.Root, "runbooks")
+				out = repo.At(tc.Root).Runbooks()
 			}
 			if scenarios == "" {
-				scenarios = filepath.Join(tc.Root, "fixtures", "scenarios")
+				scenarios = repo.At(tc.Root).Scenarios()
 			}
 			if fingerprints == "" {
-				fingerprints = filepath.Join(tc.Root, "fingerprints")
+				fingerprints = repo.At(tc.Root).Fingerprints()
 			}
 			in, err := sop.Load(runpkg.Loader(tc), tc.Root, scenarios, fingerprints)
 			var inErr *sop.InputError

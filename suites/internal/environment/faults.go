@@ -11,16 +11,14 @@ import (
 
 	"github.com/nodeprint/nodeprint/pkg/attribute"
 	"github.com/nodeprint/nodeprint/pkg/faults"
+	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/run"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 )
 
-// FaultScenariosDir holds the fault scenarios, relative to the repository root.
-const FaultScenariosDir = "fixtures/scenarios/faults"
-
 // FaultScenarioEntries makes one entry per fault scenario, labelled
 // scenario:<name>, fault:<fault> and layer:<expected layer>.
-func FaultScenarioEntries(dir string, decorators ...any) []TableEntry {
+func FaultScenarioEntries(dir func(repo.Layout) string, decorators ...any) []TableEntry {
 	return scenarioEntries(dir, func(s *scenario.Scenario) []string {
 		var labels []string
 		if f := s.Spec.Fault; f != nil {

@@ -3,7 +3,6 @@ package environment
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 
@@ -11,6 +10,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive,staticcheck
 
 	"github.com/nodeprint/nodeprint/pkg/attribute"
+	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/run"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 	"github.com/nodeprint/nodeprint/pkg/sop"
@@ -26,7 +26,7 @@ var checkPlan = sync.OnceValues(func() (map[string][]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	ss, err := run.Loader(tc).LoadDir(filepath.Join(tc.Root, FaultScenariosDir))
+	ss, err := run.Loader(tc).LoadDir(repo.At(tc.Root).FaultScenarios())
 	if err != nil {
 		return nil, err
 	}

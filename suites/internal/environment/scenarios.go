@@ -3,7 +3,6 @@ package environment
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
@@ -12,6 +11,7 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/cluster"
 	"github.com/nodeprint/nodeprint/pkg/diff"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/report"
 	"github.com/nodeprint/nodeprint/pkg/run"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
@@ -19,24 +19,22 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
 )
 
-// BaselineScenariosDir holds the baseline scenarios, relative to the repository root.
-const BaselineScenariosDir = "fixtures/scenarios"
-
 // ScenarioEntries makes one table entry per scenario file in dir, labelled
 // scenario:<name>, with the parameters (scenario, load error). A directory
 // that does not load yields one entry carrying the loader's error, so a bad
 // file fails the suite instead of vanishing from it.
-func ScenarioEntries(dir string, decorators ...any) []TableEntry {
+func ScenarioEntries(dir func(repo.Layout) string, decorators ...any) []TableEntry {
 	return scenarioEntries(dir, func(*scenario.Scenario) []string { return nil }, decorators)
 }
 
 // scenarioEntries is ScenarioEntries with more labels per scenario.
-func scenarioEntries(dir string, labels func(*scenario.Scenario) []string, decorators []any) []TableEntry {
+func scenarioEntries(dirOf func(repo.Layout) string, labels func(*scenario.Scenario) []string, decorators []any) []TableEntry {
 	tc, err := toolchain.Find()
 	if err != nil {
 		return []TableEntry{Entry("loading scenarios", append([]any{(*scenario.Scenario)(nil), err}, decorators...)...)}
 	}
-	ss, err := run.Loader(tc).LoadDir(filepath.Join(tc.Root, dir))
+	dir := dirOf(repo.At(tc.Root))
+	ss, err := run.Loader(tc).LoadDir(dir)
 	if err != nil {
 		return []TableEntry{Entry("loading scenarios in "+dir, append([]any{(*scenario.Scenario)(nil), err}, decorators...)...)}
 	}
@@ -74,7 +72,7 @@ func (e *Environment) localCluster() (*cluster.Local, error) {
 }
 
 func (e *Environment) fingerprintsDir() string {
-	return filepath.Join(e.Toolchain.Root, "fingerprints")
+	return repo.At(e.Toolchain.Root).Fingerprints()
 }
 
 // ExpectMatchesBaseline runs the scenario once and fails with the readable
