@@ -30,8 +30,22 @@ func (l Layout) Fingerprints() string { return filepath.Join(l.Root, "fingerprin
 // FaultFingerprints is where the anomalies of a fingerprint directory live.
 func FaultFingerprints(fingerprints string) string { return filepath.Join(fingerprints, "faults") }
 
+// RunbooksDir is where `nodeprint sop` writes, relative to the root;
+// each language has its directory in it.
+const RunbooksDir = "runbooks"
+
 // Runbooks is where `nodeprint sop` writes.
-func (l Layout) Runbooks() string { return filepath.Join(l.Root, "runbooks") }
+func (l Layout) Runbooks() string { return filepath.Join(l.Root, RunbooksDir) }
+
+// RulePage is a rule's runbook page relative to its language's directory.
+func RulePage(rule string) string { return "rules/" + rule + ".md" }
+
+// BaselinePage is a baseline's runbook page relative to its language's directory.
+func BaselinePage(scenario string) string { return "baselines/" + scenario + ".md" }
+
+// RunbookRulePage is a rule's English runbook page relative to the root,
+// as reports link it.
+func RunbookRulePage(rule string) string { return RunbooksDir + "/en/" + RulePage(rule) }
 
 // MutantSet is the default mutant set of `make mutants`.
 func (l Layout) MutantSet() string { return filepath.Join(l.Fixtures(), "mutants", "mutants.yaml") }

@@ -8,6 +8,7 @@ package report
 import (
 	"fmt"
 	"github.com/nodeprint/nodeprint/pkg/layer"
+	"github.com/nodeprint/nodeprint/pkg/repo"
 	"maps"
 	"os"
 	"path/filepath"
@@ -276,7 +277,7 @@ func RunbookPage(rule string) string {
 	if rule == "" {
 		return ""
 	}
-	return "runbooks/en/rules/" + rule + ".md"
+	return repo.RunbookRulePage(rule)
 }
 
 // Files are the report files WriteAll writes, by format.

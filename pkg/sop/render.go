@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"text/template"
+
+	"github.com/nodeprint/nodeprint/pkg/repo"
 )
 
 // page is one generated page: its Markdown path and its anchor in the HTML.
@@ -26,11 +28,11 @@ func (s *site) render(files Files) error {
 	pages := []page{{path: "README.md", anchor: "index", title: msg(s.lang, "title"), tmpl: "index"}}
 	for i := range s.rules {
 		r := &s.rules[i]
-		pages = append(pages, page{path: "rules/" + r.ID + ".md", anchor: "rule-" + r.ID, title: r.ID + ": " + r.Title, tmpl: "rule", data: r})
+		pages = append(pages, page{path: repo.RulePage(r.ID), anchor: "rule-" + r.ID, title: r.ID + ": " + r.Title, tmpl: "rule", data: r})
 	}
 	for i := range s.baselines {
 		b := &s.baselines[i]
-		pages = append(pages, page{path: "baselines/" + b.Name + ".md", anchor: "baseline-" + b.Name,
+		pages = append(pages, page{path: repo.BaselinePage(b.Name), anchor: "baseline-" + b.Name,
 			title: fmt.Sprintf(msg(s.lang, "baselineOf"), b.Name), tmpl: "baseline", data: b})
 	}
 	var sections []htmlSection
@@ -77,9 +79,9 @@ func (s *site) page(p page, html bool) ([]byte, error) {
 		}
 		switch kind {
 		case "rule":
-			return base + "rules/" + name + ".md"
+			return base + repo.RulePage(name)
 		case "baseline":
-			return base + "baselines/" + name + ".md"
+			return base + repo.BaselinePage(name)
 		}
 		return base + "README.md"
 	}

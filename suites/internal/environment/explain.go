@@ -11,6 +11,7 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/explain"
 	"github.com/nodeprint/nodeprint/pkg/faults"
 	"github.com/nodeprint/nodeprint/pkg/kube"
+	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/run"
 )
 
@@ -49,6 +50,6 @@ func (e *Environment) ExpectExplainedWhileFaulted(ctx context.Context, scenarioF
 	}
 	Expect(found).NotTo(BeNil(), "explain did not list workload %q among %d troubled workload(s)", workload, len(got))
 	Expect([]string{string(found.Verdict.Layer), found.Verdict.Rule}).To(Equal([]string{layer, rule}), "verdict %s", found.Verdict.Summary())
-	Expect(found.Runbook).To(Equal("runbooks/en/rules/" + rule + ".md"))
+	Expect(found.Runbook).To(Equal(repo.RunbookRulePage(rule)))
 	e.ExpectNoFaultLeftovers(ctx)
 }
