@@ -111,33 +111,12 @@ func Classify(rs *RuleSet, in *Input) (*Verdict, error) {
 		return v, nil
 	}
 	if len(v.Fired) == 0 {
-		if reg := vals["diff.regressions"]; reg.Available && reg.Value > 0 {
-			v.Verdict = Inconclusive
-			v.Reason = "the fingerprint regressed (" + reg.Detail + ") but no rule explains it: extend the rules rather than guess"
-			return v, nil
-		}
-		if u := vals["policy.pendingAdmittedByNoNodePool"]; u.Available && u.Value == 1 {
-			// The seeds' headline case, without the catalog that tells
-			// a policy excluding instances that exist (L2) from pods
-			// asking for what no instance offers (L3).
-			v.Verdict = Inconclusive
-			v.Reason = "pods are pending and no NodePool admits them (" + u.Detail + "); without the instance catalog it cannot be told " +
-				"whether the policy excludes instances that exist (L2) or the pods ask for what no instance offers (L3): give the catalog (--catalog)"
-			return v, nil
-		}
-		if in.Baseline == nil {
-			// explain: the workload is troubled (that is why it is
-			// listed), so "none" would claim too much.
-			v.Verdict = Inconclusive
-			v.Reason = "no rule explains what the cluster shows (there is no baseline to compare with, so the rules that need one cannot fire)"
-			if b := blocked(rs, vals); b != "" {
-				v.Reason += "; " + b
+		for _, st := range Fallbacks {
+			if reason, ok := st.decide(in, rs, vals); ok {
+				v.Verdict, v.Reason = st.Verdict, reason
+				return v, nil
 			}
-			return v, nil
 		}
-		v.Verdict = None
-		v.Reason = "no rule fired and the fingerprint matches the baseline"
-		return v, nil
 	}
 	first := v.Fired[0]
 	r, _ := rs.Rule(first.Rule)
@@ -145,6 +124,47 @@ func Classify(rs *RuleSet, in *Input) (*Verdict, error) {
 	v.Title, v.Owner, v.Checks = r.Title, rs.Owners[r.Layer], r.Checks
 	v.Reason = severalChanges(vals)
 	return v, nil
+}
+
+// Step is a step of the decision order that is not a rule. The harness's
+// health comes before every rule; the Fallbacks decide, in order, when no
+// rule fired. The runbooks draw the decision order from the same list.
+type Step struct {
+	// ID names the step; the runbooks hold its question and verdict in
+	// each language.
+	ID string
+	// Verdict is what the step decides: Inconclusive or None.
+	Verdict string
+	decide  func(in *Input, rs *RuleSet, vals map[string]Value) (reason string, ok bool)
+}
+
+// Fallbacks are the decision order's steps after the rules; the last one
+// always decides.
+var Fallbacks = []Step{
+	{ID: "regressed", Verdict: Inconclusive, decide: func(_ *Input, _ *RuleSet, vals map[string]Value) (string, bool) {
+		reg := vals["diff.regressions"]
+		return "the fingerprint regressed (" + reg.Detail + ") but no rule explains it: extend the rules rather than guess", reg.Available && reg.Value > 0
+	}},
+	// The seeds' headline case, without the catalog that tells a policy
+	// excluding instances that exist (L2) from pods asking for what no
+	// instance offers (L3).
+	{ID: "unadmitted", Verdict: Inconclusive, decide: func(_ *Input, _ *RuleSet, vals map[string]Value) (string, bool) {
+		u := vals["policy.pendingAdmittedByNoNodePool"]
+		return "pods are pending and no NodePool admits them (" + u.Detail + "); without the instance catalog it cannot be told " +
+			"whether the policy excludes instances that exist (L2) or the pods ask for what no instance offers (L3): give the catalog (--catalog)", u.Available && u.Value == 1
+	}},
+	// explain: the workload is troubled (that is why it is listed), so
+	// "none" would claim too much.
+	{ID: "noBaseline", Verdict: Inconclusive, decide: func(in *Input, rs *RuleSet, vals map[string]Value) (string, bool) {
+		reason := "no rule explains what the cluster shows (there is no baseline to compare with, so the rules that need one cannot fire)"
+		if b := blocked(rs, vals); b != "" {
+			reason += "; " + b
+		}
+		return reason, in.Baseline == nil
+	}},
+	{ID: "none", Verdict: None, decide: func(*Input, *RuleSet, map[string]Value) (string, bool) {
+		return "no rule fired and the fingerprint matches the baseline", true
+	}},
 }
 
 // Label is the verdict as people read it: "inconclusive (environment)"

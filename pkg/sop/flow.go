@@ -2,9 +2,11 @@ package sop
 
 import (
 	"fmt"
-	"github.com/nodeprint/nodeprint/pkg/layer"
 	"html"
 	"strings"
+
+	"github.com/nodeprint/nodeprint/pkg/attribute"
+	"github.com/nodeprint/nodeprint/pkg/layer"
 )
 
 // mermaid is the decision order as a Mermaid flowchart, for Markdown
@@ -30,9 +32,16 @@ func mermaid(s *site) string {
 		fmt.Fprintf(&b, "  %s -- %s --> V%s\n", id, msg(l, "yes"), r.Layer)
 		prev, edge = id, msg(l, "no")
 	}
-	fmt.Fprintf(&b, "  %s -- %s --> REG{\"%s\"}\n", prev, edge, esc(msg(l, "regressed")))
-	fmt.Fprintf(&b, "  REG -- %s --> INC_RULE[\"%s\"]\n", msg(l, "yes"), esc(msg(l, "inconclusiveRule")))
-	fmt.Fprintf(&b, "  REG -- %s --> NONE[\"%s\"]\n", msg(l, "no"), esc(msg(l, "none")))
+	for i, st := range attribute.Fallbacks {
+		id := fmt.Sprintf("F%d", i+1)
+		if i == len(attribute.Fallbacks)-1 {
+			fmt.Fprintf(&b, "  %s -- %s --> %s[\"%s\"]\n", prev, edge, id, esc(msg(l, "step."+st.ID+".verdict")))
+			break
+		}
+		fmt.Fprintf(&b, "  %s -- %s --> %s{\"%s\"}\n", prev, edge, id, esc(msg(l, "step."+st.ID)))
+		fmt.Fprintf(&b, "  %s -- %s --> %sV[\"%s\"]\n", id, msg(l, "yes"), id, esc(msg(l, "step."+st.ID+".verdict")))
+		prev, edge = id, msg(l, "no")
+	}
 	for _, ly := range layer.All {
 		fmt.Fprintf(&b, "  V%s[\"%s<br/>%s\"]\n", ly, esc(msg(l, "layer"+string(ly))), esc(s.in.Rules.Owners[ly].In(l)))
 	}
@@ -116,15 +125,15 @@ func svg(s *site) string {
 		lines := append(title, wrap(strings.Join(conds, ", "), wrapChars)...)
 		row(r.Layer, "#rule-"+r.ID, lines, len(title), append([]string{r.LayerName}, wrap(r.Owner, 40)...), r.Layer, "#rule-"+r.ID)
 	}
-	h := height(1)
-	box(x0, y, w0, h, "", "", []string{msg(l, "regressed")}, 1)
-	box(x1, y, w1, h, "", "", []string{msg(l, "inconclusiveRule")}, 0)
-	arrow(x0+w0, y+h/2, x1, y+h/2, msg(l, "yes"))
-	y += h
-	arrow(x0+w0/2, y, x0+w0/2, y+gap, msg(l, "no"))
-	y += gap
-	box(x0, y, w0, h, "", "", []string{msg(l, "none")}, 0)
-	y += h + 10
+	for i, st := range attribute.Fallbacks {
+		if i == len(attribute.Fallbacks)-1 {
+			h := height(1)
+			box(x0, y, w0, h, "", "", []string{msg(l, "step."+st.ID+".verdict")}, 0)
+			y += h + 10
+			break
+		}
+		row("", "", wrap(msg(l, "step."+st.ID), wrapChars), 1, wrap(msg(l, "step."+st.ID+".verdict"), 40), "", "")
+	}
 	return fmt.Sprintf(`<svg class="flow" role="img" aria-label="%s" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d">`+
 		`<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z" fill="#475467"/></marker></defs>%s</svg>`,
 		html.EscapeString(msg(l, "decisionOrder")), x1+w1+10, y, x1+w1+10, y, body.String())
