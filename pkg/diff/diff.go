@@ -93,88 +93,118 @@ func costPerCPU(types map[string]int, cost float64, cpuOf func(string) (float64,
 
 // Compare applies the verification rules (docs/scenarios.md, "Verification rules").
 func Compare(b *fingerprint.Baseline, fp *fingerprint.Fingerprint, rules Rules) *Diff {
-	tol := rules.Tolerances
-	zoneSeverity, zoneRule := Regression, ""
-	if !rules.ZonesMatter {
-		zoneSeverity, zoneRule = Tolerated, " (the scenario does not constrain zones: a tie-break, reported only)"
-	}
 	d := &Diff{Scenario: b.Scenario}
-	add := func(path, base, obs, rule string, sev Severity) {
-		d.Deviations = append(d.Deviations, Deviation{path, base, obs, rule, sev})
+	if d.selection(b, fp.Selection, rules) {
+		d.podsPerNode(b, fp.Selection)
 	}
-	sel := fp.Selection
-	seen := false
+	d.zones(b, fp.Selection, rules.ZonesMatter)
+	d.timing(b, fp.Timing)
+	d.outcomes(b.Outcomes, fp.Outcomes)
+	sort.SliceStable(d.Deviations, func(i, j int) bool { return d.Deviations[i].Path < d.Deviations[j].Path })
+	return d
+}
+
+func (d *Diff) add(path, base, obs, rule string, sev Severity) {
+	d.Deviations = append(d.Deviations, Deviation{path, base, obs, rule, sev})
+}
+
+// selection compares what Karpenter chose and says whether the baseline
+// saw that selection.
+func (d *Diff) selection(b *fingerprint.Baseline, sel fingerprint.Selection, rules Rules) (seen bool) {
+	tol := rules.Tolerances
 	var keys []string
 	nodes, cost := fingerprint.Range{}, fingerprint.Range{}
 	for i, s := range b.Selections {
 		keys = append(keys, s.Key())
-		if s.Key() == sel.Key() {
-			seen = true
-		}
+		seen = seen || s.Key() == sel.Key()
 		nodes = nodes.Extend(float64(s.Nodes), i == 0)
 		cost = cost.Extend(s.HourlyCost, i == 0)
 	}
-	if !seen {
-		withinNodes := nodes.Contains(float64(sel.Nodes), float64(tol.Nodes))
-		withinCost := sel.HourlyCost >= cost.Min*(1-tol.CostPercent/100)-1e-9 && sel.HourlyCost <= cost.Max*(1+tol.CostPercent/100)+1e-9
-		sev := Regression
-		rule := "the selection must be one the baseline saw"
-		if (tol.CostPercent > 0 || tol.Nodes > 0) && withinNodes && withinCost {
-			sev = Tolerated
-			rule = fmt.Sprintf("unseen selection within the tolerances (cost ±%g%%, nodes ±%d)", tol.CostPercent, tol.Nodes)
-			// The noise the tolerances accept (how pods fall into batch
-			// windows) changes how much capacity is bought, not what a
-			// vCPU of it costs: a dearer kind of instance within the
-			// cost tolerance is still a regression (measured: make
-			// mutants' expensive-types build on burst-1000, +24% a vCPU,
-			// inside the cost range).
-			if unit, ok := costPerCPU(sel.InstanceTypes, sel.HourlyCost, rules.CPU); ok {
-				seenUnit, known := fingerprint.Range{}, true
-				for i, s := range b.Selections {
-					u, ok := costPerCPU(s.InstanceTypes, s.HourlyCost, rules.CPU)
-					known = known && ok
-					seenUnit = seenUnit.Extend(u, i == 0)
-				}
-				if known && (unit > seenUnit.Max*(1+tol.CostPercent/100)+1e-9 || unit < seenUnit.Min*(1-tol.CostPercent/100)-1e-9) {
-					add("selection.costPerCPU", rangeString(seenUnit, "%.5f"), fmt.Sprintf("%.5f", unit),
-						fmt.Sprintf("the cost of a vCPU within the seen range ±%g%% (batching changes how much is bought, not its price)", tol.CostPercent), Regression)
-				}
-			}
+	if seen {
+		return true
+	}
+	withinNodes := nodes.Contains(float64(sel.Nodes), float64(tol.Nodes))
+	withinCost := sel.HourlyCost >= cost.Min*(1-tol.CostPercent/100)-1e-9 && sel.HourlyCost <= cost.Max*(1+tol.CostPercent/100)+1e-9
+	sev := Regression
+	rule := "the selection must be one the baseline saw"
+	if (tol.CostPercent > 0 || tol.Nodes > 0) && withinNodes && withinCost {
+		sev = Tolerated
+		rule = fmt.Sprintf("unseen selection within the tolerances (cost ±%g%%, nodes ±%d)", tol.CostPercent, tol.Nodes)
+		d.costPerCPU(b, sel, rules)
+	}
+	d.add("selection.instanceTypes", strings.Join(keys, " | "), sel.Key(), rule, sev)
+	if !cost.Contains(sel.HourlyCost, 1e-9) {
+		d.add("selection.hourlyCost", rangeString(cost, "%.4f"), fmt.Sprintf("%.4f", sel.HourlyCost), fmt.Sprintf("within the seen range ±%g%%", tol.CostPercent), sevIf(withinCost, sev))
+	}
+	if !nodes.Contains(float64(sel.Nodes), 0) {
+		d.add("selection.nodes", rangeString(nodes, "%.0f"), fmt.Sprint(sel.Nodes), fmt.Sprintf("within the seen range ±%d", tol.Nodes), sevIf(withinNodes, sev))
+	}
+	return false
+}
+
+// costPerCPU checks a selection the tolerances accept. The noise they
+// accept (how pods fall into batch windows) changes how much capacity is
+// bought, not what a vCPU of it costs: a dearer kind of instance within
+// the cost tolerance is still a regression (measured: make mutants'
+// expensive-types build on burst-1000, +24% a vCPU, inside the cost range).
+func (d *Diff) costPerCPU(b *fingerprint.Baseline, sel fingerprint.Selection, rules Rules) {
+	unit, ok := costPerCPU(sel.InstanceTypes, sel.HourlyCost, rules.CPU)
+	if !ok {
+		return
+	}
+	seen := fingerprint.Range{}
+	for i, s := range b.Selections {
+		u, ok := costPerCPU(s.InstanceTypes, s.HourlyCost, rules.CPU)
+		if !ok {
+			return
 		}
-		add("selection.instanceTypes", strings.Join(keys, " | "), sel.Key(), rule, sev)
-		if !cost.Contains(sel.HourlyCost, 1e-9) {
-			add("selection.hourlyCost", rangeString(cost, "%.4f"), fmt.Sprintf("%.4f", sel.HourlyCost), fmt.Sprintf("within the seen range ±%g%%", tol.CostPercent), sevIf(withinCost, sev))
-		}
-		if !nodes.Contains(float64(sel.Nodes), 0) {
-			add("selection.nodes", rangeString(nodes, "%.0f"), fmt.Sprint(sel.Nodes), fmt.Sprintf("within the seen range ±%d", tol.Nodes), sevIf(withinNodes, sev))
-		}
+		seen = seen.Extend(u, i == 0)
+	}
+	tol := rules.Tolerances.CostPercent
+	if unit > seen.Max*(1+tol/100)+1e-9 || unit < seen.Min*(1-tol/100)-1e-9 {
+		d.add("selection.costPerCPU", rangeString(seen, "%.5f"), fmt.Sprintf("%.5f", unit),
+			fmt.Sprintf("the cost of a vCPU within the seen range ±%g%% (batching changes how much is bought, not its price)", tol), Regression)
+	}
+}
+
+func (d *Diff) podsPerNode(b *fingerprint.Baseline, sel fingerprint.Selection) {
+	if sel.Nodes > 0 && (!b.PodsPerNode.Contains(float64(sel.PodsPerNodeMin), 0) || !b.PodsPerNode.Contains(float64(sel.PodsPerNodeMax), 0)) {
+		d.add("selection.podsPerNode", rangeString(b.PodsPerNode, "%.0f"), fmt.Sprintf("%d..%d", sel.PodsPerNodeMin, sel.PodsPerNodeMax), "pods per node within the seen range", Regression)
+	}
+}
+
+func (d *Diff) zones(b *fingerprint.Baseline, sel fingerprint.Selection, matter bool) {
+	sev, why := Regression, ""
+	if !matter {
+		sev, why = Tolerated, " (the scenario does not constrain zones: a tie-break, reported only)"
 	}
 	if !b.Zones.Contains(float64(sel.Zones), 0) {
-		add("selection.zones", rangeString(b.Zones, "%.0f"), fmt.Sprint(sel.Zones), "the number of zones must be one the baseline saw"+zoneRule, zoneSeverity)
+		d.add("selection.zones", rangeString(b.Zones, "%.0f"), fmt.Sprint(sel.Zones), "the number of zones must be one the baseline saw"+why, sev)
 	}
 	if float64(sel.ZoneSkew) > b.ZoneSkew.Max {
-		add("selection.zoneSkew", rangeString(b.ZoneSkew, "%.0f"), fmt.Sprint(sel.ZoneSkew), "zones may not be more uneven than the baseline saw"+zoneRule, zoneSeverity)
+		d.add("selection.zoneSkew", rangeString(b.ZoneSkew, "%.0f"), fmt.Sprint(sel.ZoneSkew), "zones may not be more uneven than the baseline saw"+why, sev)
 	}
-	if sel.Nodes > 0 && (!b.PodsPerNode.Contains(float64(sel.PodsPerNodeMin), 0) || !b.PodsPerNode.Contains(float64(sel.PodsPerNodeMax), 0)) && seen {
-		add("selection.podsPerNode", rangeString(b.PodsPerNode, "%.0f"), fmt.Sprintf("%d..%d", sel.PodsPerNodeMin, sel.PodsPerNodeMax), "pods per node within the seen range", Regression)
-	}
-	timing := []struct {
+}
+
+func (d *Diff) timing(b *fingerprint.Baseline, t fingerprint.Timing) {
+	for _, x := range []struct {
 		path string
 		s    fingerprint.Samples
 		v    float64
 	}{
-		{"timing.podReady.p50", b.Timing.PodReadyP50, fp.Timing.PodReady.P50},
-		{"timing.podReady.p90", b.Timing.PodReadyP90, fp.Timing.PodReady.P90},
-		{"timing.nodeClaimReady.p50", b.Timing.NodeClaimReadyP50, fp.Timing.NodeClaimReady.P50},
-		{"timing.nodeClaimReady.p90", b.Timing.NodeClaimReadyP90, fp.Timing.NodeClaimReady.P90},
-	}
-	for _, t := range timing {
-		if len(t.s.Values) > 0 && t.v > t.s.Limit {
-			add(t.path, fmt.Sprintf("median %.1fs, limit %.1fs", t.s.Median, t.s.Limit), fmt.Sprintf("%.1fs", t.v),
+		{"timing.podReady.p50", b.Timing.PodReadyP50, t.PodReady.P50},
+		{"timing.podReady.p90", b.Timing.PodReadyP90, t.PodReady.P90},
+		{"timing.nodeClaimReady.p50", b.Timing.NodeClaimReadyP50, t.NodeClaimReady.P50},
+		{"timing.nodeClaimReady.p90", b.Timing.NodeClaimReadyP90, t.NodeClaimReady.P90},
+	} {
+		if len(x.s.Values) > 0 && x.v > x.s.Limit {
+			d.add(x.path, fmt.Sprintf("median %.1fs, limit %.1fs", x.s.Median, x.s.Limit), fmt.Sprintf("%.1fs", x.v),
 				"max(seen, median + 4·1.4826·MAD) + 2s", Regression)
 		}
 	}
-	o, bo := fp.Outcomes, b.Outcomes
+}
+
+func (d *Diff) outcomes(bo, o fingerprint.Outcomes) {
 	for _, x := range []struct {
 		path     string
 		base, ob int
@@ -183,11 +213,9 @@ func Compare(b *fingerprint.Baseline, fp *fingerprint.Fingerprint, rules Rules) 
 		{"outcomes.restarting", bo.Restarting, o.Restarting}, {"outcomes.oomKilled", bo.OOMKilled, o.OOMKilled},
 	} {
 		if x.base != x.ob {
-			add(x.path, fmt.Sprint(x.base), fmt.Sprint(x.ob), "pod outcomes must match the baseline", Regression)
+			d.add(x.path, fmt.Sprint(x.base), fmt.Sprint(x.ob), "pod outcomes must match the baseline", Regression)
 		}
 	}
-	sort.SliceStable(d.Deviations, func(i, j int) bool { return d.Deviations[i].Path < d.Deviations[j].Path })
-	return d
 }
 
 func sevIf(tolerated bool, otherwise Severity) Severity {
