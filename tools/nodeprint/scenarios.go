@@ -223,13 +223,30 @@ Exit codes: 0 no regression, 1 a regression, 2 bad input, 3 environment failure.
 	return cmd
 }
 
+// scenarioFn is what a command does with each scenario.
+type scenarioFn func(context.Context, *runpkg.Runner, fingerprint.Environment, *scenario.Scenario) error
+
 // withScenarios loads the scenarios (before touching any cluster: bad input
 // applies nothing), brings up or reuses a cluster, and calls fn for each.
-func withScenarios(ctx context.Context, f *scenarioFlags, args []string, stderr io.Writer,
-	fn func(context.Context, *runpkg.Runner, fingerprint.Environment, *scenario.Scenario) error) error {
+func withScenarios(ctx context.Context, f *scenarioFlags, args []string, stderr io.Writer, fn scenarioFn) error {
+	tc, scenarios, err := loadScenarios(ctx, f, args, stderr)
+	if err != nil || len(scenarios) == 0 {
+		return err
+	}
+	start := time.Now()
+	if f.provider == string(cluster.KindExisting) {
+		return onExisting(ctx, f, tc, scenarios, stderr, start, fn)
+	}
+	return onLocal(ctx, f, tc, scenarios, stderr, start, fn)
+}
+
+// loadScenarios reads and checks every input of the run (the scenarios,
+// their shard, the flags, the baselines they are compared with) and
+// returns the toolchain to run them with.
+func loadScenarios(ctx context.Context, f *scenarioFlags, args []string, stderr io.Writer) (*toolchain.Toolchain, []*scenario.Scenario, error) {
 	tc, err := toolchain.Find()
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	if f.fingerprints == "" {
 		f.fingerprints = repo.At(tc.Root).Fingerprints()
@@ -245,50 +262,53 @@ func withScenarios(ctx context.Context, f *scenarioFlags, args []string, stderr 
 	}
 	scenarios, err := loader.LoadFiles(files...)
 	if err != nil {
-		return usageError{err}
+		return nil, nil, usageError{err}
 	}
 	if f.parallel < 1 || f.parallel > 32 {
-		return usageError{fmt.Errorf("--parallel %d is out of range 1..32", f.parallel)}
+		return nil, nil, usageError{fmt.Errorf("--parallel %d is out of range 1..32", f.parallel)}
 	}
 	if f.shard != "" {
 		i, n, err := runpkg.ParseShard(f.shard)
 		if err != nil {
-			return usageError{err}
+			return nil, nil, usageError{err}
 		}
 		scenarios = runpkg.Shard(scenarios, i, n)
 		fmt.Fprintf(stderr, "shard %s: %d scenario(s)\n", f.shard, len(scenarios))
 		if len(scenarios) == 0 {
-			return nil
+			return tc, nil, nil
 		}
 	}
 	if err := checkProviderFlags(f, tc); err != nil {
-		return err
+		return nil, nil, err
 	}
 	if tc, err = upgradeToolchain(f, tc); err != nil {
-		return err
+		return nil, nil, err
 	}
 	f.baselines = map[string]*fingerprint.Baseline{}
 	for _, s := range scenarios {
 		if err := runpkg.Preflight(ctx, s); err != nil {
-			return usageError{fmt.Errorf("%s: %w", s.Path, err)}
+			return nil, nil, usageError{fmt.Errorf("%s: %w", s.Path, err)}
 		}
 		if f.needBaseline != nil && f.needBaseline(s) {
 			b, err := fingerprint.LoadBaseline(fingerprint.Path(f.fingerprints, s.Metadata.Name))
 			if err != nil {
-				return usageError{fmt.Errorf("%s is compared with its baseline: %w", s.Path, err)}
+				return nil, nil, usageError{fmt.Errorf("%s is compared with its baseline: %w", s.Path, err)}
 			}
 			f.baselines[s.Metadata.Name] = b
 		}
 		if f.provider == string(cluster.KindExisting) {
 			if err := runpkg.CheckExisting(s, f.catalog); err != nil {
-				return usageError{err}
+				return nil, nil, usageError{err}
 			}
 		}
 	}
-	start := time.Now()
-	if f.provider == string(cluster.KindExisting) {
-		return onExisting(ctx, f, tc, scenarios, stderr, start, fn)
-	}
+	return tc, scenarios, nil
+}
+
+// onLocal runs the scenarios on a cluster of the local or kind provider:
+// a temporary one it brings up and tears down, or the running one
+// --cluster names.
+func onLocal(ctx context.Context, f *scenarioFlags, tc *toolchain.Toolchain, scenarios []*scenario.Scenario, stderr io.Writer, start time.Time, fn scenarioFn) error {
 	progress := func(e cluster.Event) { printEvent(stderr, start, e) }
 	name := f.cluster
 	if name == "" {
@@ -377,7 +397,7 @@ func checkProviderFlags(f *scenarioFlags, tc *toolchain.Toolchain) error {
 // checks the cluster, never stops it, and each run deletes only what it
 // created.
 func onExisting(ctx context.Context, f *scenarioFlags, tc *toolchain.Toolchain, scenarios []*scenario.Scenario, stderr io.Writer, start time.Time,
-	fn func(context.Context, *runpkg.Runner, fingerprint.Environment, *scenario.Scenario) error) error {
+	fn scenarioFn) error {
 	ex, err := cluster.NewExisting(cluster.WithKubeconfig(f.kubeconfig), cluster.WithName("existing"),
 		cluster.WithProgress(func(e cluster.Event) { printEvent(stderr, start, e) }))
 	if err != nil {
@@ -424,7 +444,7 @@ func supervised(ctx context.Context, src supervise.Source, stderr io.Writer, sta
 
 // runScenarios runs the scenarios in phases; a usage error wins over the rest.
 func runScenarios(ctx context.Context, f *scenarioFlags, scenarios []*scenario.Scenario, r *runpkg.Runner, env fingerprint.Environment,
-	fn func(context.Context, *runpkg.Runner, fingerprint.Environment, *scenario.Scenario) error) error {
+	fn scenarioFn) error {
 	errs := runpkg.RunPhases(ctx, runpkg.Phases(scenarios), f.parallel, func(ctx context.Context, s *scenario.Scenario) error {
 		return fn(ctx, r, env, s)
 	})
