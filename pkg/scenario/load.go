@@ -110,6 +110,8 @@ func (l *Loader) Parse(path string, data []byte) (*Scenario, error) {
 	add := func(field, msg string, args ...any) {
 		errs = append(errs, &FieldError{File: path, Path: field, Line: pos.Line(field), Msg: fmt.Sprintf(msg, args...)})
 	}
+	defaults(s)
+	l.resolve(s, add)
 	l.validate(s, add)
 	if len(errs) > 0 {
 		return nil, errs
@@ -126,20 +128,30 @@ func decodeStrict(path string, data []byte, v any) (ErrorList, bool) {
 	return strictyaml.Decode(path, data, v, fieldsHint)
 }
 
-func (l *Loader) validate(s *Scenario, add func(field, msg string, args ...any)) {
-	if s.APIVersion != APIVersion {
-		add("apiVersion", "want %q, got %q", APIVersion, s.APIVersion)
-	}
-	if s.Kind != Kind {
-		add("kind", "want %q, got %q", Kind, s.Kind)
-	}
-	if errs := validation.IsDNS1123Label(s.Metadata.Name); len(errs) > 0 || len(s.Metadata.Name) > 40 {
-		add("metadata.name", "%q is not a valid name: use 1 to 40 lowercase letters, digits and '-'", s.Metadata.Name)
-	}
-	// Catalog.
+// defaults fills in what a scenario may leave out.
+func defaults(s *Scenario) {
 	if s.Spec.Catalog == "" {
 		s.Spec.Catalog = DefaultCatalog
 	}
+	if s.Spec.Baseline.Runs == 0 {
+		s.Spec.Baseline.Runs = DefaultRuns
+	}
+	if s.Spec.Settle.Quiet.Duration == 0 {
+		s.Spec.Settle.Quiet.Duration = DefaultQuietPeriod
+	}
+	if s.Spec.Settle.Stall.Duration == 0 {
+		s.Spec.Settle.Stall.Duration = DefaultStallPeriod
+	}
+	if s.Spec.Settle.Timeout.Duration == 0 {
+		s.Spec.Settle.Timeout.Duration = DefaultSettleTimeout
+	}
+	if f := s.Spec.Fault; f != nil && f.Window.Duration == 0 {
+		f.Window.Duration = DefaultFaultWindow
+	}
+}
+
+// resolve finds the files a scenario names: its catalog and its NodePool.
+func (l *Loader) resolve(s *Scenario, add func(field, msg string, args ...any)) {
 	switch {
 	case s.Spec.Catalog == DefaultCatalog:
 		s.CatalogPath = l.GenericCatalog
@@ -153,7 +165,6 @@ func (l *Loader) validate(s *Scenario, add func(field, msg string, args ...any))
 			add("spec.catalog", "catalog %q is not valid: %v", s.Spec.Catalog, err)
 		}
 	}
-	// Policy.
 	p := s.Spec.Policy
 	switch {
 	case p.NodePoolRef != "" && p.NodePool != nil:
@@ -174,17 +185,53 @@ func (l *Loader) validate(s *Scenario, add func(field, msg string, args ...any))
 	default:
 		s.NodePool = &karpv1.NodePool{Spec: *p.NodePool}
 	}
-	if d := p.NodeClass.NodeRegistrationDelay; d != "" {
+}
+
+// validate checks a defaulted, resolved scenario.
+func (l *Loader) validate(s *Scenario, add func(field, msg string, args ...any)) {
+	if s.APIVersion != APIVersion {
+		add("apiVersion", "want %q, got %q", APIVersion, s.APIVersion)
+	}
+	if s.Kind != Kind {
+		add("kind", "want %q, got %q", Kind, s.Kind)
+	}
+	if errs := validation.IsDNS1123Label(s.Metadata.Name); len(errs) > 0 || len(s.Metadata.Name) > 40 {
+		add("metadata.name", "%q is not a valid name: use 1 to 40 lowercase letters, digits and '-'", s.Metadata.Name)
+	}
+	if d := s.Spec.Policy.NodeClass.NodeRegistrationDelay; d != "" {
 		if v, err := time.ParseDuration(d); err != nil || v < 0 {
 			add("spec.policy.nodeClass.nodeRegistrationDelay", "%q is not a duration such as \"30s\"", d)
 		}
 	}
-	// Workloads.
-	if len(s.Spec.Workloads) == 0 {
+	validateWorkloads(s.Spec.Workloads, add)
+	if s.Spec.Baseline.Runs < 1 || s.Spec.Baseline.Runs > 50 {
+		add("spec.baseline.runs", "%d is out of range 1..50", s.Spec.Baseline.Runs)
+	}
+	if t := s.Spec.Baseline.Tolerances; t.CostPercent < 0 || t.CostPercent > 100 || t.Nodes < 0 {
+		add("spec.baseline.tolerances", "costPercent must be within 0..100 and nodes non-negative")
+	}
+	if f := s.Spec.Fault; f != nil {
+		if f.Name == "" {
+			add("spec.fault.name", "name a fault from the catalog (nodeprint faults lists them)")
+		}
+		if f.Window.Duration > 30*time.Minute {
+			add("spec.fault.window", "%s is longer than the 30m a fault run may take", f.Window.Duration)
+		}
+		if e := f.Expect; e != nil && !e.Layer.Valid() {
+			add("spec.fault.expect.layer", "want L1, L2 or L3, got %q", e.Layer)
+		}
+		if l.ValidateFault != nil && f.Name != "" {
+			l.ValidateFault(f, add)
+		}
+	}
+}
+
+func validateWorkloads(ws []Workload, add func(field, msg string, args ...any)) {
+	if len(ws) == 0 {
 		add("spec.workloads", "at least one workload is needed")
 	}
 	names := map[string]bool{}
-	for i, w := range s.Spec.Workloads {
+	for i, w := range ws {
 		f := fmt.Sprintf("spec.workloads[%d]", i)
 		if errs := validation.IsDNS1123Label(w.Name); len(errs) > 0 {
 			add(f+".name", "%q is not a valid name", w.Name)
@@ -206,17 +253,7 @@ func (l *Loader) validate(s *Scenario, add func(field, msg string, args ...any))
 				add(f+".usage."+k, "only cpu and memory usage can be simulated")
 			}
 		}
-		for k, lim := range w.Limits {
-			req, ok := w.Requests[k]
-			if !ok {
-				continue
-			}
-			rq, e1 := resource.ParseQuantity(req)
-			lq, e2 := resource.ParseQuantity(lim)
-			if e1 == nil && e2 == nil && lq.Cmp(rq) < 0 {
-				add(f+".limits."+k, "limit %s is below the request %s", lim, req)
-			}
-		}
+		checkLimits(add, f, w)
 		if h := w.HPA; h != nil {
 			switch {
 			case h.MinReplicas < 1 || h.MaxReplicas < h.MinReplicas || h.MaxReplicas > MaxReplicas:
@@ -226,40 +263,19 @@ func (l *Loader) validate(s *Scenario, add func(field, msg string, args ...any))
 			}
 		}
 	}
-	// Baseline and settle.
-	if s.Spec.Baseline.Runs == 0 {
-		s.Spec.Baseline.Runs = DefaultRuns
-	}
-	if s.Spec.Baseline.Runs < 1 || s.Spec.Baseline.Runs > 50 {
-		add("spec.baseline.runs", "%d is out of range 1..50", s.Spec.Baseline.Runs)
-	}
-	if t := s.Spec.Baseline.Tolerances; t.CostPercent < 0 || t.CostPercent > 100 || t.Nodes < 0 {
-		add("spec.baseline.tolerances", "costPercent must be within 0..100 and nodes non-negative")
-	}
-	if s.Spec.Settle.Quiet.Duration == 0 {
-		s.Spec.Settle.Quiet.Duration = DefaultQuietPeriod
-	}
-	if s.Spec.Settle.Stall.Duration == 0 {
-		s.Spec.Settle.Stall.Duration = DefaultStallPeriod
-	}
-	if s.Spec.Settle.Timeout.Duration == 0 {
-		s.Spec.Settle.Timeout.Duration = DefaultSettleTimeout
-	}
-	if f := s.Spec.Fault; f != nil {
-		if f.Name == "" {
-			add("spec.fault.name", "name a fault from the catalog (nodeprint faults lists them)")
+}
+
+// checkLimits refuses a limit below its request.
+func checkLimits(add func(field, msg string, args ...any), f string, w Workload) {
+	for k, lim := range w.Limits {
+		req, ok := w.Requests[k]
+		if !ok {
+			continue
 		}
-		if f.Window.Duration == 0 {
-			f.Window.Duration = DefaultFaultWindow
-		}
-		if f.Window.Duration > 30*time.Minute {
-			add("spec.fault.window", "%s is longer than the 30m a fault run may take", f.Window.Duration)
-		}
-		if e := f.Expect; e != nil && !e.Layer.Valid() {
-			add("spec.fault.expect.layer", "want L1, L2 or L3, got %q", e.Layer)
-		}
-		if l.ValidateFault != nil && f.Name != "" {
-			l.ValidateFault(f, add)
+		rq, e1 := resource.ParseQuantity(req)
+		lq, e2 := resource.ParseQuantity(lim)
+		if e1 == nil && e2 == nil && lq.Cmp(rq) < 0 {
+			add(f+".limits."+k, "limit %s is below the request %s", lim, req)
 		}
 	}
 }
