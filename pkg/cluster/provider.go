@@ -33,6 +33,18 @@ type Provider interface {
 	Status(ctx context.Context) (Status, error)
 }
 
+// ComponentRestarter is a provider that can restart one of the components
+// it runs (Components), waiting until every one is healthy again: the
+// local and kind providers; a cluster nodeprint does not own cannot.
+type ComponentRestarter interface {
+	RestartComponent(ctx context.Context, component string) error
+}
+
+var (
+	_ ComponentRestarter = (*Local)(nil)
+	_ Provider           = (*Local)(nil)
+)
+
 // Status is what Status found.
 type Status struct {
 	Name              string

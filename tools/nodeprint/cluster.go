@@ -41,7 +41,13 @@ func newClusterCmd(stdout, stderr io.Writer) *cobra.Command {
 	cmd.PersistentFlags().StringVar(&f.name, "name", cluster.DefaultName, "cluster name (clusters with different names run side by side)")
 	cmd.PersistentFlags().StringVar(&f.provider, "provider", string(cluster.KindLocal), "cluster provider: local, kind or existing")
 	cmd.PersistentFlags().StringVar(&f.kubeconfig, "kubeconfig", "", "with --provider existing: the cluster's kubeconfig (default: $KUBECONFIG, else ~/.kube/config); up and status only check it, down stops nothing")
-	up := &cobra.Command{
+	cmd.AddCommand(newClusterUpCmd(f, stdout, stderr), newClusterDownCmd(f, stdout, stderr), newClusterStatusCmd(f, stdout, stderr),
+		newClusterKubeconfigCmd(f, stdout, stderr), newClusterRestartCmd(f, stdout, stderr), newClusterPruneCmd(f, stdout, stderr))
+	return cmd
+}
+
+func newClusterUpCmd(f *clusterFlags, stdout, stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{
 		Use:   "up",
 		Short: "Start a local control plane and Karpenter (KWOK provider); builds missing binaries first",
 		Args:  usageArgs(cobra.NoArgs),
@@ -49,8 +55,12 @@ func newClusterCmd(stdout, stderr io.Writer) *cobra.Command {
 			return clusterUp(cmd, f, stdout, stderr)
 		},
 	}
-	up.Flags().DurationVar(&f.timeout, "timeout", 3*time.Minute, "how long to wait for the cluster to become healthy (a toolchain build is not counted)")
-	down := &cobra.Command{
+	cmd.Flags().DurationVar(&f.timeout, "timeout", 3*time.Minute, "how long to wait for the cluster to become healthy (a toolchain build is not counted)")
+	return cmd
+}
+
+func newClusterDownCmd(f *clusterFlags, stdout, stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{
 		Use:   "down",
 		Short: "Stop the cluster and remove its files",
 		Args:  usageArgs(cobra.NoArgs),
@@ -62,7 +72,11 @@ func newClusterCmd(stdout, stderr io.Writer) *cobra.Command {
 			return p.Down(cmd.Context())
 		},
 	}
-	status := &cobra.Command{
+	return cmd
+}
+
+func newClusterStatusCmd(f *clusterFlags, stdout, stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Probe every component and print its health; exit 3 when one is unhealthy",
 		Args:  usageArgs(cobra.NoArgs),
@@ -86,7 +100,11 @@ func newClusterCmd(stdout, stderr io.Writer) *cobra.Command {
 			return nil
 		},
 	}
-	kubeconfig := &cobra.Command{
+	return cmd
+}
+
+func newClusterKubeconfigCmd(f *clusterFlags, stdout, stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{
 		Use:   "kubeconfig",
 		Short: "Print the path of the cluster's admin kubeconfig (export KUBECONFIG=$(nodeprint cluster kubeconfig))",
 		Args:  usageArgs(cobra.NoArgs),
@@ -102,7 +120,11 @@ func newClusterCmd(stdout, stderr io.Writer) *cobra.Command {
 			return nil
 		},
 	}
-	restart := &cobra.Command{
+	return cmd
+}
+
+func newClusterRestartCmd(f *clusterFlags, stdout, stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{
 		Use:   "restart COMPONENT",
 		Short: "Restart one component (" + strings.Join(cluster.Components, ", ") + "), e.g. after it died or to pick up a rebuilt binary",
 		Long: `restart stops the component if it runs, starts it again and waits until every component is
@@ -118,14 +140,18 @@ reports the restart as an environment failure: verdict inconclusive (environment
 			if err != nil {
 				return err
 			}
-			local, ok := p.(*cluster.Local)
+			r, ok := p.(cluster.ComponentRestarter)
 			if !ok {
-				return usageError{fmt.Errorf("restart is only supported by the local provider")}
+				return usageError{fmt.Errorf("restart is not supported by the %s provider: it restarts only what nodeprint runs", f.provider)}
 			}
-			return local.RestartComponent(cmd.Context(), args[0])
+			return r.RestartComponent(cmd.Context(), args[0])
 		},
 	}
-	prune := &cobra.Command{
+	return cmd
+}
+
+func newClusterPruneCmd(f *clusterFlags, stdout, stderr io.Writer) *cobra.Command {
+	cmd := &cobra.Command{
 		Use:   "prune",
 		Short: "Stop and remove the clusters left behind by a nodeprint run, suite or benchmark that was killed (kill -9, a crash)",
 		Long: `A temporary cluster (started by run, verify, record, attribute, a suite or make bench) records
@@ -146,7 +172,6 @@ pruned; stop them with ` + "`nodeprint cluster down --name NAME`" + `.`,
 			return err
 		},
 	}
-	cmd.AddCommand(up, down, status, kubeconfig, restart, prune)
 	return cmd
 }
 
