@@ -122,6 +122,11 @@ const (
 	KindExisting Kind = "existing"
 )
 
+// Owned says whether nodeprint starts the cluster and its Karpenter
+// itself (local, kind): it can then switch catalogs, inject every fault
+// and restart components. An existing cluster is someone else's.
+func (k Kind) Owned() bool { return k == KindLocal || k == KindKind || k == "" }
+
 // Options are shared by the providers.
 type Options struct {
 	name      string

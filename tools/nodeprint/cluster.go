@@ -224,7 +224,7 @@ func reportStale(w io.Writer) {
 
 func clusterUp(cmd *cobra.Command, f *clusterFlags, stdout, stderr io.Writer) error {
 	start := time.Now()
-	if f.provider == string(cluster.KindLocal) {
+	if cluster.Kind(f.provider).Owned() {
 		reportStale(stderr)
 	}
 	type took struct {

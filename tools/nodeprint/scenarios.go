@@ -80,7 +80,7 @@ func upgradeToolchain(f *scenarioFlags, tc *toolchain.Toolchain) (*toolchain.Too
 	if !releaseRE.MatchString(f.karpenterVersion) {
 		return nil, usageError{fmt.Errorf("--karpenter-version %q: want a release tag vX.Y.Z (e.g. v1.15.0)", f.karpenterVersion)}
 	}
-	if f.cluster != "" || f.provider == string(cluster.KindExisting) {
+	if f.cluster != "" || !cluster.Kind(f.provider).Owned() {
 		return nil, usageError{fmt.Errorf("--karpenter-version runs a temporary local cluster with that release; leave out --cluster and --provider existing")}
 	}
 	up := *tc
@@ -93,7 +93,7 @@ func binaryToolchain(f *scenarioFlags, tc *toolchain.Toolchain) (*toolchain.Tool
 	if f.karpenterVersion != "" {
 		return nil, usageError{fmt.Errorf("--karpenter-binary and --karpenter-version: give one (a binary is a build of the pinned %s)", tc.Versions.Karpenter)}
 	}
-	if f.cluster != "" || f.provider == string(cluster.KindExisting) {
+	if f.cluster != "" || !cluster.Kind(f.provider).Owned() {
 		return nil, usageError{fmt.Errorf("--karpenter-binary runs a temporary local cluster with that binary; leave out --cluster and --provider existing")}
 	}
 	path, err := filepath.Abs(f.karpenterBinary)
@@ -234,7 +234,7 @@ func withScenarios(ctx context.Context, f *scenarioFlags, args []string, stderr 
 		return err
 	}
 	start := time.Now()
-	if f.provider == string(cluster.KindExisting) {
+	if !cluster.Kind(f.provider).Owned() {
 		return onExisting(ctx, f, tc, scenarios, stderr, start, fn)
 	}
 	return onLocal(ctx, f, tc, scenarios, stderr, start, fn)
@@ -296,7 +296,7 @@ func loadScenarios(ctx context.Context, f *scenarioFlags, args []string, stderr 
 			}
 			f.baselines[s.Metadata.Name] = b
 		}
-		if f.provider == string(cluster.KindExisting) {
+		if !cluster.Kind(f.provider).Owned() {
 			if err := runpkg.CheckExisting(s, f.catalog); err != nil {
 				return nil, nil, usageError{err}
 			}
@@ -315,19 +315,19 @@ func onLocal(ctx context.Context, f *scenarioFlags, tc *toolchain.Toolchain, sce
 		name = fmt.Sprintf("np-%d", os.Getpid())
 	}
 	f.clusterName = name
-	newCluster := cluster.NewLocal
-	if f.provider == string(cluster.KindKind) {
-		newCluster = cluster.NewKind
-	}
 	opts := []cluster.Option{cluster.WithName(name), cluster.WithProgress(progress), cluster.WithBuildOutput(stderr), cluster.WithToolchain(tc)}
 	if f.cluster == "" {
 		// A cluster of this run only: if the run is killed, prune finds it.
 		opts = append(opts, cluster.WithTemporary())
 		reportStale(stderr)
 	}
-	local, err := newCluster(opts...)
+	local, err := cluster.New(cluster.Kind(f.provider), opts...)
 	if err != nil {
 		return usageError{err}
+	}
+	catalogs, ok := local.(runpkg.CatalogSwitcher)
+	if !ok {
+		return usageError{fmt.Errorf("the %s provider cannot switch Karpenter's catalog", f.provider)}
 	}
 	if f.cluster == "" {
 		defer func() {
@@ -363,7 +363,7 @@ func onLocal(ctx context.Context, f *scenarioFlags, tc *toolchain.Toolchain, sce
 		// its teardown removes whatever a failed cleanup leaves.
 		ropts = append(ropts, runpkg.WithRecoveryGrace(0))
 	}
-	r, err := runpkg.NewRunner(local.Kubeconfig(), local, ropts...)
+	r, err := runpkg.NewRunner(local.Kubeconfig(), catalogs, ropts...)
 	if err != nil {
 		return err
 	}
