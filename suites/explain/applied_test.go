@@ -8,6 +8,7 @@ import (
 
 	"github.com/nodeprint/nodeprint/pkg/attribute"
 	"github.com/nodeprint/nodeprint/pkg/explain"
+	"github.com/nodeprint/nodeprint/pkg/layer"
 )
 
 // What a platform team applied itself (kubectl, GitOps), not through a
@@ -47,7 +48,7 @@ var _ = Describe("explain on objects applied by the team", Label("catalog:applie
 		env.EventuallyExpectPending(ctx, a.Namespace, "batch", 1)
 		cfg, c := env.Admin()
 		w := env.ExpectExplained(ctx, cfg, c, a.Namespace, "batch", explain.WithCatalog(env.Catalog()))
-		Expect(w.Verdict.Layer).To(Equal("L3"), "verdict %s", w.Verdict.Summary())
+		Expect(w.Verdict.Layer).To(Equal(layer.L3), "verdict %s", w.Verdict.Summary())
 		Expect(w.Unadmitted).NotTo(BeEmpty())
 	}, SpecTimeout(3*time.Minute))
 
