@@ -60,9 +60,16 @@ func BuildCLI(ctx context.Context) *CLI {
 
 // Run runs the CLI to completion and returns what it did.
 func (c *CLI) Run(ctx context.Context, args ...string) Result {
+	r, _ := runCommand(ctx, c.Toolchain.Root, c.Path, args...)
+	return r
+}
+
+// runCommand runs a command in dir to completion, its output also to the
+// Ginkgo writer; the code is -1 when it did not run or was killed (err says why).
+func runCommand(ctx context.Context, dir, name string, args ...string) (Result, error) {
 	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, c.Path, args...)
-	cmd.Dir = c.Toolchain.Root
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
 	cmd.Stdout = io.MultiWriter(&stdout, GinkgoWriter)
 	cmd.Stderr = io.MultiWriter(&stderr, GinkgoWriter)
 	err := cmd.Run()
@@ -75,7 +82,7 @@ func (c *CLI) Run(ctx context.Context, args ...string) Result {
 			code = -1
 		}
 	}
-	return Result{Code: code, Stdout: stdout.String(), Stderr: stderr.String()}
+	return Result{Code: code, Stdout: stdout.String(), Stderr: stderr.String()}, err
 }
 
 func asExitError(err error, target **exec.ExitError) bool {

@@ -1,12 +1,9 @@
 package environment
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"io"
 	"os"
-	"os/exec"
 	"strings"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
@@ -20,21 +17,9 @@ import (
 func ExpectCommand(ctx context.Context, dir string, code int, name string, args ...string) Result {
 	GinkgoHelper()
 	By(name + " " + strings.Join(args, " "))
-	var stdout, stderr bytes.Buffer
-	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir = dir
-	cmd.Stdout = io.MultiWriter(&stdout, GinkgoWriter)
-	cmd.Stderr = io.MultiWriter(&stderr, GinkgoWriter)
-	err := cmd.Run()
-	got := 0
-	var ee *exec.ExitError
-	if asExitError(err, &ee) {
-		got = ee.ExitCode()
-	} else if err != nil {
-		got = -1
-	}
-	Expect(got).To(Equal(code), "%s %s exited %d (%v), want %d\nstdout:\n%s\nstderr:\n%s", name, strings.Join(args, " "), got, err, code, stdout.String(), stderr.String())
-	return Result{Code: got, Stdout: stdout.String(), Stderr: stderr.String()}
+	r, err := runCommand(ctx, dir, name, args...)
+	Expect(r.Code).To(Equal(code), "%s %s exited %d (%v), want %d\nstdout:\n%s\nstderr:\n%s", name, strings.Join(args, " "), r.Code, err, code, r.Stdout, r.Stderr)
+	return r
 }
 
 // ExpectMatrix reads the matrix a mutants run wrote.
