@@ -12,7 +12,7 @@ export GOTOOLCHAIN ?= local
 
 BIN := $(CURDIR)/bin
 # Go modules of their own (kept out of the main module on purpose).
-SUBMODULES := tools/karpenter
+SUBMODULES := tools/karpenter tools/toolchain/kwok
 GO_TEST_FLAGS ?=
 SUITE_TIMEOUT ?= 40m
 
@@ -35,7 +35,7 @@ nodeprint:
 test: tools ## Run every test: vet, unit tests with -race, the toolchain module's tests, the suites
 	go vet ./...
 	go test -race $(GO_TEST_FLAGS) ./pkg/... ./tools/... ./internal/... ./examples/...
-	@for m in $(SUBMODULES); do echo "go test ($$m)"; (cd $$m && go vet ./... && go test $(GO_TEST_FLAGS) ./...); done
+	@for m in $(SUBMODULES); do echo "go test ($$m)"; (cd $$m && go vet ./... && go test -count=1 $(GO_TEST_FLAGS) ./...); done
 	$(MAKE) --no-print-directory suites
 
 # Suites run one package at a time (-p 1): each starts its own cluster, and

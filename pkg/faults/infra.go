@@ -56,7 +56,11 @@ func init() {
 			def, _ := Lookup("node-not-ready")
 			n := &staged{base: base{def, v, t}, min: v.Duration("after") + 20*time.Second}
 			n.stages = stages{b: &n.base}
-			n.objs = func() []client.Object { return []client.Object{nodeNotReady(t.Run, v.Duration("after"))} }
+			n.objs = func() ([]client.Object, error) {
+				after := v.Duration("after")
+				st, err := newStage("node-not-ready", stageParams{Run: t.Run, Delay: &after})
+				return []client.Object{st}, err
+			}
 			return n, nil
 		},
 	})
@@ -88,12 +92,19 @@ func init() {
 type staged struct {
 	base
 	stages
-	objs func() []client.Object
+	objs func() ([]client.Object, error)
 	min  time.Duration
 }
 
-func (s *staged) Inject(ctx context.Context) error { return s.create(ctx, s.objs()...) }
-func (s *staged) MinObserve() time.Duration        { return s.min }
+func (s *staged) Inject(ctx context.Context) error {
+	objs, err := s.objs()
+	if err != nil {
+		return err
+	}
+	return s.create(ctx, objs...)
+}
+
+func (s *staged) MinObserve() time.Duration { return s.min }
 
 type capacity struct {
 	base

@@ -2,14 +2,16 @@ package faults
 
 import (
 	"context"
+	"embed"
 	"errors"
 	"fmt"
-	"github.com/nodeprint/nodeprint/pkg/observe"
+	"io/fs"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
 )
 
 // stages creates cluster objects for a fault and deletes them on Restore.
@@ -50,189 +52,99 @@ func (s *stages) Restore(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-func stage(name string, spec map[string]any) client.Object {
-	u := &unstructured.Unstructured{Object: map[string]any{
-		"apiVersion": "kwok.x-k8s.io/v1alpha1", "kind": "Stage",
-		"metadata": map[string]any{"name": name},
-		"spec":     spec,
-	}}
-	return u
-}
-
-func expr(key, op string, values ...string) map[string]any {
-	m := map[string]any{"key": key, "operator": op}
-	if len(values) > 0 {
-		vs := make([]any, len(values))
-		for i, v := range values {
-			vs[i] = v
-		}
-		m["values"] = vs
-	}
-	return m
-}
-
-// podSelector selects the fault's pods of one workload of one run.
-func podSelector(run, workload, fault string, phase string, more ...map[string]any) map[string]any {
-	exprs := []any{
-		expr(`.metadata.labels["`+observe.RunLabel+`"]`, "In", run),
-		expr(`.metadata.labels["nodeprint.dev/workload"]`, "In", workload),
-		expr(`.metadata.labels["`+Label+`"]`, "In", fault),
-		expr(".metadata.deletionTimestamp", "DoesNotExist"),
-		expr(".status.phase", "In", phase),
-	}
-	for _, m := range more {
-		exprs = append(exprs, m)
-	}
-	return map[string]any{"matchExpressions": exprs}
-}
-
-func ms(d time.Duration) int64 { return d.Milliseconds() }
-
-// A weight above zero makes KWOK prefer the stage over its own, which have none.
+// A weight above zero makes KWOK prefer the stage over its own, which have
+// none; every fault stage has this one (stages/*.yaml).
 const faultWeight = 10000
 
-// oomStage restarts a leaking workload's containers as OOMKilled every
-// period: the time the leak takes to fill the memory limit.
-func oomStage(run, workload string, period time.Duration) client.Object {
-	return podStage("nodeprint-oom-"+run, podSelector(run, workload, "memory-leak", "Running"), period, `{{ $now := Now }}
-containerStatuses:
-{{ range $index, $item := .status.containerStatuses }}
-- image: {{ $item.image | Quote }}
-  name: {{ $item.name | Quote }}
-  ready: true
-  started: true
-  restartCount: {{ add (or $item.restartCount 0) 1 }}
-  lastState:
-    terminated:
-      exitCode: 137
-      reason: OOMKilled
-      message: "memory limit reached (nodeprint fault memory-leak)"
-      startedAt: {{ $now | Quote }}
-      finishedAt: {{ $now | Quote }}
-  state:
-    running:
-      startedAt: {{ $now | Quote }}
-{{ end }}
-`)
+// The selector values the stage files are written for (stages/README.md).
+const (
+	runPlaceholder      = "RUN"
+	workloadPlaceholder = "WORKLOAD"
+)
+
+//go:embed stages/*.yaml
+var stageFiles embed.FS
+
+// stageParams bind a stage file to one run: the run's id and workload
+// replace the placeholders, and Delay, when set, the file's delay.
+type stageParams struct {
+	Run, Workload string
+	Delay         *time.Duration
 }
 
-// notReadyPod starts a pod status template: scheduled and initialised, its
-// containers not ready (the stage's template goes on with containerStatuses).
-const notReadyPod = `{{ $now := Now }}
-conditions:
-- type: Initialized
-  status: "True"
-  lastTransitionTime: {{ $now | Quote }}
-- type: Ready
-  status: "False"
-  reason: ContainersNotReady
-  lastTransitionTime: {{ $now | Quote }}
-- type: ContainersReady
-  status: "False"
-  reason: ContainersNotReady
-  lastTransitionTime: {{ $now | Quote }}
-- type: PodScheduled
-  status: "True"
-  lastTransitionTime: {{ $now | Quote }}
-`
-
-// podStage is a pod stage of a fault: it wins over KWOK's own pod stages
-// (see faultWeight) and applies template after delay, again while the pod
-// still matches.
-func podStage(name string, selector map[string]any, delay time.Duration, template string) client.Object {
-	return stage(name, map[string]any{
-		"resourceRef": map[string]any{"apiGroup": "v1", "kind": "Pod"},
-		"selector":    selector,
-		"weight":      int64(faultWeight),
-		"delay":       map[string]any{"durationMilliseconds": ms(delay)},
-		"next":        map[string]any{"statusTemplate": template},
-	})
+// newStage is the stage of stages/<name>.yaml bound to a run.
+func newStage(name string, p stageParams) (client.Object, error) {
+	u, err := loadStage(stageFiles, name)
+	if err != nil {
+		return nil, err
+	}
+	u.SetName(u.GetName() + "-" + p.Run)
+	exprs, _, _ := unstructured.NestedSlice(u.Object, "spec", "selector", "matchExpressions")
+	for _, e := range exprs {
+		m := e.(map[string]any) // loadStage checked the shape
+		values, _ := m["values"].([]any)
+		for i, v := range values {
+			switch v {
+			case runPlaceholder:
+				values[i] = p.Run
+			case workloadPlaceholder:
+				values[i] = p.Workload
+			}
+		}
+	}
+	if err := unstructured.SetNestedSlice(u.Object, exprs, "spec", "selector", "matchExpressions"); err != nil {
+		return nil, fmt.Errorf("stages/%s.yaml: %w", name, err)
+	}
+	if p.Delay != nil {
+		if err := unstructured.SetNestedField(u.Object, p.Delay.Milliseconds(), "spec", "delay", "durationMilliseconds"); err != nil {
+			return nil, fmt.Errorf("stages/%s.yaml: %w", name, err)
+		}
+	}
+	return u, nil
 }
 
-// crashLoopStage makes a workload's running containers exit with an error
-// every interval and wait in CrashLoopBackOff.
-func crashLoopStage(run, workload string, v Values) client.Object {
-	return crashLoop(run, workload, v.Duration("interval"))
-}
-
-// imagePullStage keeps a workload's scheduled pods waiting for their image.
-func imagePullStage(run, workload string, v Values) client.Object {
-	return imagePull(run, workload, v["image"])
-}
-
-func crashLoop(run, workload string, interval time.Duration) client.Object {
-	return podStage("nodeprint-crash-loop-"+run, podSelector(run, workload, "crash-loop", "Running"), interval, notReadyPod+`containerStatuses:
-{{ range $index, $item := .status.containerStatuses }}
-- image: {{ $item.image | Quote }}
-  name: {{ $item.name | Quote }}
-  ready: false
-  started: false
-  restartCount: {{ add (or $item.restartCount 0) 1 }}
-  lastState:
-    terminated:
-      exitCode: 1
-      reason: Error
-      message: "container exited (nodeprint fault crash-loop)"
-      startedAt: {{ $now | Quote }}
-      finishedAt: {{ $now | Quote }}
-  state:
-    waiting:
-      reason: CrashLoopBackOff
-      message: "back-off restarting failed container (nodeprint fault crash-loop)"
-{{ end }}
-`)
-}
-
-func imagePull(run, workload, image string) client.Object {
-	return podStage("nodeprint-image-pull-"+run,
-		podSelector(run, workload, "image-pull-failure", "Pending", expr(".spec.nodeName", "Exists")), 5*time.Second, notReadyPod+`containerStatuses:
-{{ range $index, $item := .spec.containers }}
-- image: {{ $item.image | Quote }}
-  name: {{ $item.name | Quote }}
-  ready: false
-  started: false
-  restartCount: 0
-  state:
-    waiting:
-      reason: ImagePullBackOff
-      message: {{ printf "Back-off pulling image %q (nodeprint fault image-pull-failure)" $item.image | Quote }}
-{{ end }}
-`)
-}
-
-// nodeNotReady turns the run's nodes NotReady some time after they became
-// Ready (and keeps them so), as KWOK's own node chaos stage does.
-func nodeNotReady(run string, after time.Duration) client.Object {
-	return stage("nodeprint-node-not-ready-"+run, map[string]any{
-		"resourceRef": map[string]any{"apiGroup": "v1", "kind": "Node"},
-		"selector": map[string]any{"matchExpressions": []any{
-			expr(`.metadata.labels["karpenter.sh/nodepool"]`, "In", run),
-			// Selecting on the phase, not on Ready=True, keeps the stage
-			// matching once the node is NotReady: KWOK's node-initialize
-			// stage (no weight) would otherwise heal it at once.
-			expr(".status.phase", "In", "Running"),
-		}},
-		"weight": int64(faultWeight),
-		"delay":  map[string]any{"durationMilliseconds": ms(after)},
-		"next": map[string]any{"statusTemplate": `{{ $now := Now }}
-conditions:
-{{ range NodeConditions }}
-{{ if eq .type "Ready" }}
-- lastHeartbeatTime: {{ $now | Quote }}
-  lastTransitionTime: {{ $now | Quote }}
-  message: "kubelet stopped posting node status (nodeprint fault node-not-ready)"
-  reason: NodeStatusUnknown
-  status: "False"
-  type: Ready
-{{ else }}
-- lastHeartbeatTime: {{ $now | Quote }}
-  lastTransitionTime: {{ $now | Quote }}
-  message: {{ .message | Quote }}
-  reason: {{ .reason | Quote }}
-  status: {{ .status | Quote }}
-  type: {{ .type | Quote }}
-{{ end }}
-{{ end }}
-`},
-	})
+// loadStage decodes stages/<name>.yaml strictly and checks what binding
+// relies on: a Stage with a name, a selector of expressions, the run
+// placeholder among their values and the faults' weight.
+func loadStage(fsys fs.FS, name string) (*unstructured.Unstructured, error) {
+	path := "stages/" + name + ".yaml"
+	b, err := fs.ReadFile(fsys, path)
+	if err != nil {
+		return nil, fmt.Errorf("no fault stage %s: %w", path, err)
+	}
+	j, err := yaml.YAMLToJSONStrict(b)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	// Unstructured's own decoding keeps integers int64, as the API's.
+	u := &unstructured.Unstructured{}
+	if err := u.UnmarshalJSON(j); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	obj := u.Object
+	if u.GetAPIVersion() != "kwok.x-k8s.io/v1alpha1" || u.GetKind() != "Stage" || u.GetName() == "" {
+		return nil, fmt.Errorf("%s: want a kwok.x-k8s.io/v1alpha1 Stage with metadata.name, got %s %s %q", path, u.GetAPIVersion(), u.GetKind(), u.GetName())
+	}
+	if w, _, _ := unstructured.NestedInt64(obj, "spec", "weight"); w != faultWeight {
+		return nil, fmt.Errorf("%s: spec.weight is %d: a fault stage has weight %d, so that KWOK prefers it over its own", path, w, faultWeight)
+	}
+	exprs, _, err := unstructured.NestedSlice(obj, "spec", "selector", "matchExpressions")
+	if err != nil || len(exprs) == 0 {
+		return nil, fmt.Errorf("%s: spec.selector.matchExpressions: want a list of expressions (%v)", path, err)
+	}
+	bound := false
+	for i, e := range exprs {
+		m, ok := e.(map[string]any)
+		if !ok {
+			return nil, fmt.Errorf("%s: spec.selector.matchExpressions[%d]: not an expression", path, i)
+		}
+		values, _ := m["values"].([]any)
+		for _, v := range values {
+			bound = bound || v == runPlaceholder
+		}
+	}
+	if !bound {
+		return nil, fmt.Errorf("%s: spec.selector: no expression selects the run (%s): the stage would act on every run", path, runPlaceholder)
+	}
+	return u, nil
 }

@@ -10,7 +10,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // Application faults change the workload as a bad revision would: its pod
@@ -61,7 +60,7 @@ func init() {
 			{Name: "interval", Kind: Duration, Default: "5s", Help: "time between crashes"},
 		},
 		new: func(v Values, t *Target) (Injector, error) {
-			return newStagedWorkload("crash-loop", v, t, crashLoopStage)
+			return newStagedWorkload("crash-loop", v, t, "crash-loop", "interval")
 		},
 	})
 	register(&Definition{
@@ -73,7 +72,7 @@ func init() {
 			{Name: "image", Kind: String, Default: "registry.invalid/nodeprint/missing:v2", Help: "the unpullable image"},
 		},
 		new: func(v Values, t *Target) (Injector, error) {
-			return newStagedWorkload("image-pull-failure", v, t, imagePullStage)
+			return newStagedWorkload("image-pull-failure", v, t, "image-pull", "")
 		},
 	})
 }
@@ -149,7 +148,11 @@ func (m *memoryLeak) Inject(ctx context.Context) error {
 	rate, _ := m.v.Quantity("rate")
 	a["nodeprint.dev/leak-memory-per-second"] = rate.String()
 	a["nodeprint.dev/leak-period-seconds"] = strconv.Itoa(int(m.period.Seconds()))
-	return m.create(ctx, oomStage(m.t.Run, m.d.Name, m.period))
+	st, err := newStage("oom", stageParams{Run: m.t.Run, Workload: m.d.Name, Delay: &m.period})
+	if err != nil {
+		return err
+	}
+	return m.create(ctx, st)
 }
 
 // MinObserve covers two OOM kills.
@@ -237,17 +240,19 @@ func (o *oversized) MinObserve() time.Duration     { return 15 * time.Second }
 type stagedWorkload struct {
 	base
 	stages
-	d     *appsv1.Deployment
-	stage func(run, workload string, v Values) client.Object
+	d *appsv1.Deployment
+	// stage is the file in stages/; delay the parameter that sets its
+	// delay ("": the file's).
+	stage, delay string
 }
 
-func newStagedWorkload(name string, v Values, t *Target, stage func(run, workload string, v Values) client.Object) (Injector, error) {
+func newStagedWorkload(name string, v Values, t *Target, stage, delay string) (Injector, error) {
 	d, err := deployment(v, t)
 	if err != nil {
 		return nil, err
 	}
 	def, _ := Lookup(name)
-	s := &stagedWorkload{base: base{def, v, t}, d: d, stage: stage}
+	s := &stagedWorkload{base: base{def, v, t}, d: d, stage: stage, delay: delay}
 	s.stages = stages{b: &s.base}
 	return s, nil
 }
@@ -257,7 +262,16 @@ func (s *stagedWorkload) Inject(ctx context.Context) error {
 	if img := s.v["image"]; img != "" {
 		s.d.Spec.Template.Spec.Containers[0].Image = img
 	}
-	return s.create(ctx, s.stage(s.t.Run, s.d.Name, s.v))
+	p := stageParams{Run: s.t.Run, Workload: s.d.Name}
+	if s.delay != "" {
+		d := s.v.Duration(s.delay)
+		p.Delay = &d
+	}
+	st, err := newStage(s.stage, p)
+	if err != nil {
+		return err
+	}
+	return s.create(ctx, st)
 }
 
 func (s *stagedWorkload) MinObserve() time.Duration {

@@ -1,4 +1,4 @@
-package run
+package facts_test
 
 import (
 	"context"
@@ -16,7 +16,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
+	"github.com/nodeprint/nodeprint/pkg/facts"
 	"github.com/nodeprint/nodeprint/pkg/kube"
+	"github.com/nodeprint/nodeprint/pkg/run"
+	"github.com/nodeprint/nodeprint/pkg/scenario"
 )
 
 // served is a fake client whose discovery serves every kind of the scheme
@@ -37,7 +40,7 @@ func poolNaming(group, kind, name string) *karpv1.NodePool {
 // Before, any error (403 included) read as missing, and the verdict was a
 // confident L2-nodeclass-missing.
 func TestReadNodeClassSaysMissingOnlyOnEvidence(t *testing.T) {
-	objs, err := Build(load(t, "web-service"), "web-service-abcde")
+	objs, err := run.Build(load(t, "web-service"), "web-service-abcde")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +66,7 @@ func TestReadNodeClassSaysMissingOnlyOnEvidence(t *testing.T) {
 			pool: poolNaming("karpenter.k8s.aws", "EC2NodeClass", "default")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			exists, err := ReadNodeClass(context.Background(), tc.client, tc.pool)
+			exists, err := facts.ReadNodeClass(context.Background(), tc.client, tc.pool)
 			switch {
 			case tc.wantErr == "" && err != nil:
 				t.Fatalf("ReadNodeClass: %v", err)
@@ -88,8 +91,18 @@ func TestReadNodeClassResolvesTheServedVersion(t *testing.T) {
 	nc.SetGroupVersionKind(gvk)
 	nc.SetName("default")
 	c := fake.NewClientBuilder().WithScheme(kube.Scheme).WithRESTMapper(mapper).WithObjects(nc).Build()
-	exists, err := ReadNodeClass(context.Background(), c, poolNaming("karpenter.k8s.aws", "EC2NodeClass", "default"))
+	exists, err := facts.ReadNodeClass(context.Background(), c, poolNaming("karpenter.k8s.aws", "EC2NodeClass", "default"))
 	if err != nil || !exists {
 		t.Fatalf("ReadNodeClass = %v, %v; want the EC2NodeClass found", exists, err)
 	}
+}
+
+func load(t *testing.T, name string) *scenario.Scenario {
+	t.Helper()
+	l := &scenario.Loader{FixturesDir: "../../fixtures", GenericCatalog: "generic.json"}
+	s, err := l.Load("../../fixtures/scenarios/" + name + ".yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
