@@ -13,20 +13,18 @@ import (
 	"strings"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/nodeprint/nodeprint/pkg/attribute"
 	"github.com/nodeprint/nodeprint/pkg/catalog"
+	"github.com/nodeprint/nodeprint/pkg/facts"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
 	"github.com/nodeprint/nodeprint/pkg/fit"
 	"github.com/nodeprint/nodeprint/pkg/observe"
 	"github.com/nodeprint/nodeprint/pkg/report"
-	"github.com/nodeprint/nodeprint/pkg/run"
 	"github.com/nodeprint/nodeprint/pkg/sop"
 )
 
@@ -256,10 +254,39 @@ func fitAcross(shapes *fit.Catalog, tpl *corev1.PodTemplateSpec, np *karpv1.Node
 	return best
 }
 
+// classify observes the workload's pods as they are now, reads the facts
+// a run would read at its end, and classifies them without a baseline.
 func classify(ctx context.Context, cfg *rest.Config, c client.Client, w *Workload, podTemplate *corev1.PodTemplateSpec, pools []karpv1.NodePool, shapes *fit.Catalog, cat *catalog.Catalog, rs *attribute.RuleSet, o *options) error {
+	snap, err := observeNow(ctx, cfg, w)
+	if err != nil {
+		return err
+	}
+	fp, err := fingerprint.Compute(snap, cat)
+	if err != nil {
+		return fmt.Errorf("failed to fingerprint %s/%s: %w", w.Namespace, w.Name, err)
+	}
+	f, err := liveFacts(ctx, c, w, podTemplate, pools, shapes, snap, o)
+	if err != nil {
+		return err
+	}
+	v, err := attribute.Classify(rs, &attribute.Input{Scenario: w.Namespace + "/" + w.Name, Observed: fp, Observation: snap, Facts: f})
+	if err != nil {
+		return err
+	}
+	w.Verdict = v
+	if v.Rule != "" {
+		w.Runbook = report.RunbookPage(v.Rule)
+		w.FirstCheck = firstCheck(rs, v.Rule, w, snap)
+	}
+	return nil
+}
+
+// observeNow is the workload's pods, nodes and NodeClaims as they are,
+// with the observation's window from its oldest pod to now.
+func observeNow(ctx context.Context, cfg *rest.Config, w *Workload) (*observe.Observation, error) {
 	ob, err := observe.Start(ctx, cfg, observe.Target{Run: w.Namespace, Namespace: w.Namespace, NodePool: w.NodePool, Live: true})
 	if err != nil {
-		return fmt.Errorf("failed to observe %s/%s: %w", w.Namespace, w.Name, err)
+		return nil, fmt.Errorf("failed to observe %s/%s: %w", w.Namespace, w.Name, err)
 	}
 	snap := ob.Snapshot()
 	ob.Stop()
@@ -275,90 +302,57 @@ func classify(ctx context.Context, cfg *rest.Config, c client.Client, w *Workloa
 		}
 	}
 	snap.End = time.Now()
-	fp, err := fingerprint.Compute(snap, cat)
-	if err != nil {
-		return fmt.Errorf("failed to fingerprint %s/%s: %w", w.Namespace, w.Name, err)
-	}
-	facts := attribute.Facts{Workloads: map[string]*corev1.PodTemplateSpec{}, Replicas: map[string]attribute.Replicas{}, Fit: map[string]fit.Result{}}
-	if o.health != nil {
-		facts.Health = o.health(ctx)
-	}
-	if w.NodePool != "" {
-		np := &karpv1.NodePool{}
-		if err := c.Get(ctx, client.ObjectKey{Name: w.NodePool}, np); err == nil {
-			facts.NodePool = np
-			if facts.NodeClassExists, err = run.ReadNodeClass(ctx, c, np); err != nil {
-				facts.NodeClassUnreadable = err.Error()
-			}
-		}
-	}
-	tpl := podTemplate
-	d := &appsv1.Deployment{}
-	if err := c.Get(ctx, client.ObjectKey{Namespace: w.Namespace, Name: w.Name}, d); err == nil {
-		tpl = d.Spec.Template.DeepCopy()
-		if d.Spec.Replicas != nil {
-			// What was applied is not known on a live cluster: no growth.
-			facts.Replicas[w.Name] = attribute.Replicas{Applied: *d.Spec.Replicas, Desired: *d.Spec.Replicas}
-		}
-	}
-	facts.Unadmitted = map[string]string{}
-	if w.Unadmitted != "" {
-		facts.Unadmitted[w.Name] = w.Unadmitted
-	}
-	if tpl != nil {
-		facts.Workloads[w.Name] = tpl
-		if shapes != nil {
-			facts.Fit[w.Name] = fitAcross(shapes, tpl, facts.NodePool, pools)
-		}
-	}
-	if shapes != nil {
-		facts.Allocatable = shapes.Allocatable()
-	} else if facts.Allocatable, err = allocatableOfNodes(ctx, c, snap); err != nil {
-		return err
-	}
-	facts.PodUsage = run.PodUsage(ctx, c, w.Namespace)
-	v, err := attribute.Classify(rs, &attribute.Input{Scenario: w.Namespace + "/" + w.Name, Observed: fp, Observation: snap, Facts: facts})
-	if err != nil {
-		return err
-	}
-	w.Verdict = v
-	if v.Rule != "" {
-		w.Runbook = report.RunbookPage(v.Rule)
-		if r, ok := rs.Rule(v.Rule); ok && len(r.Checks) > 0 {
-			// The namespace and a NotReady-first node as for a run; the
-			// NodePool is the workload's own, not named after the namespace.
-			vars := sop.VarsFor(w.Namespace, snap)
-			vars.NodePool = w.NodePool
-			if cmd, err := sop.Expand(r.Checks[0].Command, vars); err == nil {
-				w.FirstCheck = cmd
-			} else {
-				w.FirstCheck = r.Checks[0].Command
-			}
-		}
-	}
-	return nil
+	return snap, nil
 }
 
-// allocatableOfNodes is, without a catalog, what the nodes themselves
-// report: each observed node's instance type with its
-// status.allocatable, so that the over-request and OOM rules work on a
-// real cluster (EKS) as they do on a run's catalog.
-func allocatableOfNodes(ctx context.Context, c client.Client, snap *observe.Observation) (map[string]corev1.ResourceList, error) {
-	out := map[string]corev1.ResourceList{}
-	for name, rec := range snap.Nodes {
-		if rec.InstanceType == "" || out[rec.InstanceType] != nil {
-			continue
-		}
-		n := &corev1.Node{}
-		if err := c.Get(ctx, client.ObjectKey{Name: name}, n); err != nil {
-			if apierrors.IsNotFound(err) {
-				continue // gone since it was observed
-			}
-			return nil, fmt.Errorf("failed to read node %s: %w", name, err)
-		}
-		if len(n.Status.Allocatable) > 0 {
-			out[rec.InstanceType] = n.Status.Allocatable.DeepCopy()
+// liveFacts reads the workload's facts through the calls a run reads its
+// own with (pkg/facts). What was applied is not known on a live cluster:
+// the replicas show no growth.
+func liveFacts(ctx context.Context, c client.Client, w *Workload, podTemplate *corev1.PodTemplateSpec, pools []karpv1.NodePool, shapes *fit.Catalog,
+	snap *observe.Observation, o *options) (attribute.Facts, error) {
+	f := facts.New()
+	if o.health != nil {
+		f.Health = o.health(ctx)
+	}
+	if w.NodePool != "" {
+		facts.ReadNodePool(ctx, c, &f, w.NodePool, nil)
+	}
+	tpl := podTemplate
+	if r, dtpl, found := facts.ReadReplicas(ctx, c, w.Namespace, w.Name, nil); found {
+		tpl, f.Replicas[w.Name] = dtpl, r
+	}
+	f.Unadmitted = map[string]string{}
+	if w.Unadmitted != "" {
+		f.Unadmitted[w.Name] = w.Unadmitted
+	}
+	if tpl != nil {
+		f.Workloads[w.Name] = tpl
+		if shapes != nil {
+			f.Fit[w.Name] = fitAcross(shapes, tpl, f.NodePool, pools)
 		}
 	}
-	return out, nil
+	var err error
+	if shapes != nil {
+		f.Allocatable = shapes.Allocatable()
+	} else if f.Allocatable, err = facts.NodeAllocatable(ctx, c, snap); err != nil {
+		return f, err
+	}
+	f.PodUsage = facts.PodUsage(ctx, c, w.Namespace)
+	return f, nil
+}
+
+// firstCheck is the rule's first command with the workload's names filled
+// in: its namespace, a NotReady-first node as for a run, and its own
+// NodePool (not one named after the namespace).
+func firstCheck(rs *attribute.RuleSet, rule string, w *Workload, snap *observe.Observation) string {
+	r, ok := rs.Rule(rule)
+	if !ok || len(r.Checks) == 0 {
+		return ""
+	}
+	vars := sop.VarsFor(w.Namespace, snap)
+	vars.NodePool = w.NodePool
+	if cmd, err := sop.Expand(r.Checks[0].Command, vars); err == nil {
+		return cmd
+	}
+	return r.Checks[0].Command
 }

@@ -5,17 +5,12 @@ import (
 	"fmt"
 	"time"
 
-	appsv1 "k8s.io/api/apps/v1"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/nodeprint/nodeprint/pkg/attribute"
 	"github.com/nodeprint/nodeprint/pkg/catalog"
 	"github.com/nodeprint/nodeprint/pkg/diff"
+	"github.com/nodeprint/nodeprint/pkg/facts"
 	"github.com/nodeprint/nodeprint/pkg/faults"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
 	"github.com/nodeprint/nodeprint/pkg/fit"
@@ -54,15 +49,6 @@ type FaultResult struct {
 	CleanFingerprint *fingerprint.Baseline
 	Diff             *diff.Diff
 	Verdict          *attribute.Verdict
-}
-
-// Correct reports whether the verdict matches the scenario's expectation.
-func (f *FaultResult) Correct() bool {
-	e := f.Scenario.Spec.Fault.Expect
-	if e == nil {
-		return false
-	}
-	return f.Verdict.Layer == e.Layer && (e.Rule == "" || f.Verdict.Rule == e.Rule)
 }
 
 // RunFault runs a fault scenario: once clean (its baseline), once with the
@@ -147,46 +133,38 @@ func (r *Runner) inputsOf(s *scenario.Scenario, objs *Objects, cat *catalog.Cata
 
 // facts reads what the classifier needs from the cluster at the end of a run.
 func (r *Runner) facts(ctx context.Context, objs *Objects, cat *fit.Catalog, before *apiStats, since time.Time) attribute.Facts {
-	f := attribute.Facts{Workloads: map[string]*corev1.PodTemplateSpec{}, Replicas: map[string]attribute.Replicas{}, Fit: map[string]fit.Result{},
-		Health: r.healthSince(ctx, since)}
-	np := &karpv1.NodePool{}
-	if err := r.client.Get(ctx, client.ObjectKeyFromObject(objs.NodePool), np); err == nil {
-		f.NodePool = np
-		var err error
-		if f.NodeClassExists, err = ReadNodeClass(ctx, r.client, np); err != nil {
-			f.NodeClassUnreadable = err.Error()
-		}
-	} else {
-		f.NodePool = objs.NodePool
-	}
+	f := facts.New()
+	f.Health = r.healthSince(ctx, since)
+	facts.ReadNodePool(ctx, r.client, &f, objs.NodePool.Name, objs.NodePool)
 	for _, d := range objs.Deployments {
 		tpl := d.Spec.Template.DeepCopy()
 		f.Workloads[d.Name] = tpl
 		f.Fit[d.Name] = cat.Check(tpl, f.NodePool)
-		applied := int32(0)
-		if d.Spec.Replicas != nil {
-			applied = *d.Spec.Replicas
-		}
-		cur := &appsv1.Deployment{}
-		desired := applied
-		if err := r.client.Get(ctx, client.ObjectKeyFromObject(d), cur); err == nil && cur.Spec.Replicas != nil {
-			desired = *cur.Spec.Replicas
-		}
-		f.Replicas[d.Name] = attribute.Replicas{Applied: applied, Desired: desired}
+		f.Replicas[d.Name], _, _ = facts.ReadReplicas(ctx, r.client, d.Namespace, d.Name, ptr.To(ptr.Deref(d.Spec.Replicas, 0)))
 	}
 	f.Allocatable = cat.Allocatable()
-	f.PodUsage = PodUsage(ctx, r.client, objs.Namespace.Name)
-	if before != nil {
-		if after, err := readAPIStats(ctx, r.metricsURL()); err == nil {
-			d := after.since(*before)
-			f.KarpenterErrors = &d.errors
-			if d.requests > 0 {
-				ms := float64(int(d.seconds/d.requests*1e5)) / 100
-				f.KarpenterLatencyMs = &ms
-			}
-		}
-	}
+	f.PodUsage = facts.PodUsage(ctx, r.client, objs.Namespace.Name)
+	f.KarpenterErrors, f.KarpenterLatencyMs = r.apiFacts(ctx, before)
 	return f
+}
+
+// apiFacts are Karpenter's failed API requests and their mean latency
+// since before; nil where Karpenter's metrics cannot be read.
+func (r *Runner) apiFacts(ctx context.Context, before *apiStats) (failed, latencyMs *float64) {
+	if before == nil {
+		return nil, nil
+	}
+	after, err := readAPIStats(ctx, r.metricsURL())
+	if err != nil {
+		return nil, nil
+	}
+	d := after.since(*before)
+	failed = &d.errors
+	if d.requests > 0 {
+		ms := float64(int(d.seconds/d.requests*1e5)) / 100
+		latencyMs = &ms
+	}
+	return failed, latencyMs
 }
 
 // metricsURL is Karpenter's metrics endpoint, where the provider knows it.
@@ -207,39 +185,6 @@ func (r *Runner) apiStatsNow(ctx context.Context) *apiStats {
 		return nil
 	}
 	return &s
-}
-
-// PodUsage reads the pods' usage in a namespace from metrics.k8s.io; nil
-// when unavailable.
-func PodUsage(ctx context.Context, c client.Client, ns string) map[string]corev1.ResourceList {
-	list := &unstructured.UnstructuredList{}
-	list.SetAPIVersion("metrics.k8s.io/v1beta1")
-	list.SetKind("PodMetricsList")
-	if err := c.List(ctx, list, client.InNamespace(ns)); err != nil {
-		return nil
-	}
-	out := map[string]corev1.ResourceList{}
-	for _, it := range list.Items {
-		containers, _, _ := unstructured.NestedSlice(it.Object, "containers")
-		sum := corev1.ResourceList{}
-		for _, c := range containers {
-			usage, _, _ := unstructured.NestedStringMap(c.(map[string]any), "usage")
-			for k, v := range usage {
-				q, err := resource.ParseQuantity(v)
-				if err != nil {
-					continue
-				}
-				cur := sum[corev1.ResourceName(k)]
-				cur.Add(q)
-				sum[corev1.ResourceName(k)] = cur
-			}
-		}
-		out[it.GetName()] = sum
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
 }
 
 // Preflight checks, without a cluster, that the scenario's objects build

@@ -1,13 +1,14 @@
 package run
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"time"
 
 	"github.com/nodeprint/nodeprint/pkg/attribute"
 
-	"github.com/nodeprint/nodeprint/pkg/diff"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
 	"github.com/nodeprint/nodeprint/pkg/report"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
@@ -45,31 +46,95 @@ func ReportError(s *scenario.Scenario, err error) report.Scenario {
 	return sc
 }
 
-// Report is the fault scenario's report entry: passed when the verdict is
-// the expected one.
+// Outcome is a scenario's report entry and the run(s) behind it.
+type Outcome struct {
+	Entry report.Scenario
+	// Fault is a fault scenario's clean and faulted runs, Plain a plain
+	// scenario's run; nil when the run failed.
+	Fault *FaultResult
+	Plain *Result
+}
+
+// Entry runs the scenario and returns its report entry (status, timing,
+// verdict): a fault scenario runs clean, then faulted, and is classified
+// against its clean run; a plain scenario runs once and is classified
+// against b, its recorded baseline. Both pass by Passes. When the run
+// fails, the entry says why (an environment failure reads inconclusive
+// (environment)) and the error is returned too. The options act on the
+// fault (OnInject, WhileFaulted).
+func (r *Runner) Entry(ctx context.Context, s *scenario.Scenario, b *fingerprint.Baseline, opts ...FaultOption) (*Outcome, error) {
+	started := time.Now()
+	var out *Outcome
+	var err error
+	if s.Spec.Fault != nil {
+		out, err = r.faultEntry(ctx, s, opts)
+	} else {
+		out, err = r.plainEntry(ctx, s, b)
+	}
+	out.Entry.Seconds = time.Since(started).Round(time.Second).Seconds()
+	return out, err
+}
+
+func (r *Runner) faultEntry(ctx context.Context, s *scenario.Scenario, opts []FaultOption) (*Outcome, error) {
+	res, err := r.RunFault(ctx, s, opts...)
+	if err != nil {
+		return &Outcome{Entry: ReportError(s, err)}, err
+	}
+	return &Outcome{Entry: res.Report(), Fault: res}, nil
+}
+
+func (r *Runner) plainEntry(ctx context.Context, s *scenario.Scenario, b *fingerprint.Baseline) (*Outcome, error) {
+	if b == nil {
+		err := fmt.Errorf("%s has no fault and no baseline to compare with (record one with `nodeprint record %s`)", s.Path, s.Path)
+		return &Outcome{Entry: ReportError(s, err)}, err
+	}
+	res, err := r.Run(ctx, s)
+	if err != nil {
+		return &Outcome{Entry: ReportError(s, err)}, err
+	}
+	d, v, err := Attribute(s, res, b, b.Inputs)
+	if err != nil {
+		return &Outcome{Entry: ReportError(s, err), Plain: res}, err
+	}
+	sc := ReportScenario(s)
+	sc.Baseline, sc.Observed, sc.Diff, sc.Runs = b, res.Fingerprint, d, []string{res.ID}
+	sc.Inputs = report.InputsOf(b, res.Inputs)
+	sc.Timeline = report.TimelineOf(res.Observation, time.Time{})
+	sc.Verdict, sc.Runbook = v, report.RunbookPage(v.Rule)
+	sc.Status = statusOf(Passes(s, v))
+	return &Outcome{Entry: sc, Plain: res}, nil
+}
+
+// Passes is the one pass rule: a fault scenario passes when the verdict
+// names its expected layer (and rule, where it names one), a plain
+// scenario when the verdict is none: no rule fired and the fingerprint
+// did not regress from its baseline.
+func Passes(s *scenario.Scenario, v *attribute.Verdict) bool {
+	if v == nil {
+		return false
+	}
+	f := s.Spec.Fault
+	if f == nil {
+		return v.Verdict == attribute.None
+	}
+	e := f.Expect
+	return e != nil && v.Layer == e.Layer && (e.Rule == "" || v.Rule == e.Rule)
+}
+
+func statusOf(passed bool) string {
+	if passed {
+		return report.Passed
+	}
+	return report.Failed
+}
+
+// Report is the fault scenario's report entry (Passes decides its status).
 func (f *FaultResult) Report() report.Scenario {
 	sc := ReportScenario(f.Scenario)
 	sc.Verdict, sc.Baseline, sc.Observed, sc.Diff = f.Verdict, f.CleanFingerprint, f.Faulted.Fingerprint, f.Diff
 	sc.Runs = []string{f.Clean.ID, f.Faulted.ID}
 	sc.Timeline = report.TimelineOf(f.Faulted.Observation, f.Faulted.Injected)
 	sc.Runbook = report.RunbookPage(f.Verdict.Rule)
-	sc.Status = report.Failed
-	if f.Correct() {
-		sc.Status = report.Passed
-	}
-	return sc
-}
-
-// VerifyReport is a plain run's report entry against its baseline: passed
-// when the diff has no regression.
-func VerifyReport(s *scenario.Scenario, res *Result, b *fingerprint.Baseline, d *diff.Diff) report.Scenario {
-	sc := ReportScenario(s)
-	sc.Baseline, sc.Observed, sc.Diff, sc.Runs = b, res.Fingerprint, d, []string{res.ID}
-	sc.Inputs = report.InputsOf(b, res.Inputs)
-	sc.Timeline = report.TimelineOf(res.Observation, time.Time{})
-	sc.Status = report.Passed
-	if d.Regressed() {
-		sc.Status = report.Failed
-	}
+	sc.Status = statusOf(Passes(f.Scenario, f.Verdict))
 	return sc
 }

@@ -4,16 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/nodeprint/nodeprint/pkg/attribute"
 	"github.com/nodeprint/nodeprint/pkg/catalog"
@@ -126,384 +122,213 @@ func hooksOf(opts []FaultOption) hooks {
 	return hooks{onInject: o.onInject, whileFaulted: o.whileFaulted}
 }
 
+// attempt is one run's state as it goes through its steps; undo holds
+// what each step did that must be undone, last first.
+type attempt struct {
+	s      *scenario.Scenario
+	h      hooks
+	id     string
+	objs   *Objects
+	cat    *catalog.Catalog
+	shapes *fit.Catalog
+	ob     *observe.Observer
+	// actx is cancelled, with an *EnvironmentError as its cause, at the
+	// first incident of the environment: the run stops waiting then.
+	actx       context.Context
+	since      time.Time
+	inj        faults.Injector
+	injected   time.Time
+	minObserve time.Duration
+	in         *inputs.Inputs
+	apiBefore  *apiStats
+	applied    time.Time
+	outcome    observe.Outcome
+	undo       []func(context.Context) error
+}
+
+// run goes through the steps of a run: prepare (catalog, objects, a
+// healthy cluster, the observer), inject the fault, apply the objects,
+// settle, measure. Each step registers how to undo what it did; they are
+// undone last first whether the run succeeds, fails or is cancelled:
+// the fault is restored, then the run's objects are removed, then the
+// observer stops (cleanup waits on its informers).
 func (r *Runner) run(ctx context.Context, s *scenario.Scenario, h hooks) (res *Result, err error) {
-	cat, err := catalog.Load(s.CatalogPath)
-	if err != nil {
-		return nil, err
-	}
-	shapes, err := fit.Load(ctx, s.CatalogPath)
-	if err != nil {
-		return nil, err
-	}
-	if r.catalogs != nil {
-		if err := r.catalogs.UseCatalog(ctx, s.CatalogPath); err != nil {
-			return nil, fmt.Errorf("failed to switch Karpenter to catalog %s: %w", s.Spec.Catalog, err)
-		}
-	}
-	id := NewID(s)
-	objs, err := Build(s, id)
-	if err != nil {
-		return nil, err
-	}
-	if err := r.checkEnvironment(ctx, id); err != nil {
+	a := &attempt{s: s, h: h, id: NewID(s)}
+	if err := r.prepare(ctx, a); err != nil {
 		return nil, err
 	}
 	// Anything that fails from here while a component is down is the
 	// environment's failure, cleanup's included (this defer runs last).
-	since := time.Now()
 	defer func() {
+		err = errors.Join(err, a.rollback(context.WithoutCancel(ctx)))
 		if ctx.Err() == nil {
-			err = r.environmentFailed(context.WithoutCancel(ctx), id, since, err)
+			err = r.environmentFailed(context.WithoutCancel(ctx), a.id, a.since, err)
 		}
 	}()
-	workloads := map[string]int32{}
-	for _, d := range objs.Deployments {
-		workloads[d.Name] = ptr.Deref(d.Spec.Replicas, 1)
-	}
-	ob, err := observe.Start(ctx, r.config, observe.Target{Run: id, Namespace: id, NodePool: id, Workloads: workloads})
-	if err != nil {
-		return nil, err
-	}
-	// Stopped after cleanup, which waits on its informers.
-	defer ob.Stop()
-	// The run stops waiting at the first incident of the environment.
-	actx, stopAbort := r.abortOnIncident(ctx, id, since)
-	defer stopAbort()
-	defer func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cleanup)
-		defer cancel()
-		if cerr := r.cleanupRun(cctx, objs, ob, since); cerr != nil {
-			err = errors.Join(err, cerr)
-		}
-	}()
-	var inj faults.Injector
-	var minObserve time.Duration
-	var injected time.Time
-	if s.Spec.Fault != nil {
-		if inj, err = r.newInjector(s, id, objs, shapes); err != nil {
+	for _, step := range []func(context.Context, *attempt) error{r.observe, r.inject, r.apply, r.settle} {
+		if err := step(ctx, a); err != nil {
 			return nil, err
 		}
-		if h.onInject != nil {
-			h.onInject(inj)
-		}
-		// Restored before the run's objects are removed, so that cleanup
-		// runs on a healthy cluster.
-		defer func() {
-			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-			defer cancel()
-			if rerr := inj.Restore(rctx); rerr != nil {
-				err = errors.Join(err, fmt.Errorf("failed to restore fault %s: %w", s.Spec.Fault.Name, rerr))
-			}
-		}()
-		r.progress(fmt.Sprintf("run %s: injecting fault %s (%s)", id, s.Spec.Fault.Name, inj.Definition().Layer))
-		injected = time.Now()
-		if err := inj.Inject(actx); err != nil {
-			return nil, fmt.Errorf("failed to inject fault %s: %w", s.Spec.Fault.Name, err)
-		}
-		minObserve = inj.MinObserve()
 	}
-	in, err := r.inputsOf(s, objs, cat)
-	if err != nil {
-		return nil, err
-	}
-	// Read after the injection: a fault may have restarted Karpenter.
-	apiBefore := r.apiStatsNow(ctx)
-	r.progress(fmt.Sprintf("run %s: applying namespace, node class, NodePool and %d workload(s)", id, len(objs.Deployments)))
-	applied := time.Now()
-	for _, o := range objs.All() {
-		if err := r.client.Create(actx, o); err != nil {
-			return nil, fmt.Errorf("failed to create %T %s: %w", o, client.ObjectKeyFromObject(o), err)
-		}
-	}
-	if len(objs.Deployments) > 0 {
-		ob.MarkStart(objs.Deployments[0].CreationTimestamp.Time)
-	}
-	timeout := s.Spec.Settle.Timeout.Duration
-	if s.Spec.Fault != nil {
-		timeout = max(s.Spec.Fault.Window.Duration, minObserve)
-	}
-	outcome := ob.WaitSettled(actx, observe.Settle{
-		Quiet: s.Spec.Settle.Quiet.Duration, Stall: s.Spec.Settle.Stall.Duration, Timeout: timeout, Min: minObserve,
-		Progress: func(msg string) { r.progress("run " + id + ": " + msg) },
-	})
-	if ctx.Err() != nil {
-		return nil, fmt.Errorf("run %s interrupted: %w", id, ctx.Err())
-	}
-	var envErr *EnvironmentError
-	if errors.As(context.Cause(actx), &envErr) {
-		r.progress(fmt.Sprintf("run %s: stopped: %s", id, supervise.Incidents(envErr.Incidents)))
-		return nil, envErr
-	}
-	snap := ob.Snapshot()
-	fp, err := fingerprint.Compute(snap, cat)
-	if err != nil {
-		return nil, fmt.Errorf("run %s: %w", id, err)
-	}
-	r.progress(fmt.Sprintf("run %s: %s: %d node(s) %s, $%.4f/h", id, outcome, fp.Selection.Nodes, fp.Selection.Key(), fp.Selection.HourlyCost))
-	facts := r.facts(ctx, objs, shapes, apiBefore, since)
-	if facts.Health != "" {
-		// An incident after the settle: the observation may hold it.
-		return nil, &EnvironmentError{Run: id, Incidents: r.watch.Since(since), Down: r.watch.Down()}
-	}
-	res = &Result{ID: id, Observation: snap, Fingerprint: fp, Catalog: cat, Facts: facts, Inputs: in, Fault: inj, Injected: injected,
-		Applied: applied, AllReadySeen: ob.FirstAllReady()}
-	if h.whileFaulted != nil && inj != nil {
-		h.whileFaulted(ctx, res)
-	}
-	return res, nil
+	return r.measure(ctx, a)
 }
 
-// cleanupRun deletes the run's objects and waits, on the observer's
-// informers, until Karpenter has removed every NodeClaim of the run's
-// NodePool and the namespace is gone. It waits no longer than Karpenter
-// takes: a node's drain lasts at least Karpenter's minimum drain time (5 s).
-// A component that fails under cleanup stops the waiting at once, as it
-// stops a run's: a dead Karpenter removes no NodeClaim however long one
-// waits. Cleanup then starts over once every component is up again, or
-// leaves the objects in place when one stays down.
-func (r *Runner) cleanupRun(ctx context.Context, objs *Objects, ob goneWaiter, since time.Time) error {
-	r.progress("run " + objs.Namespace.Name + ": cleaning up")
-	progress := func(msg string) { r.progress("run " + objs.Namespace.Name + ": cleaning up: " + msg) }
-	for attempt := 1; ; attempt++ {
-		if down := r.awaitRecovery(ctx, progress); len(down) > 0 {
-			return fmt.Errorf("left namespace %s, NodePool %s and node class %s in place: %s still down (a temporary cluster is removed with them; "+
-				"on a cluster you keep, `nodeprint cluster restart` the component and delete them)",
-				objs.Namespace.Name, objs.NodePool.Name, objs.NodeClass.Name, strings.Join(down, ", "))
-		}
-		actx, stop := r.abortOnIncident(ctx, objs.Namespace.Name, time.Now())
-		err := r.deleteRun(actx, objs, ob, progress)
-		stop()
-		var ee *EnvironmentError
-		if ctx.Err() == nil && errors.As(context.Cause(actx), &ee) {
-			if attempt < cleanupAttempts {
-				progress("stopped waiting: " + supervise.Incidents(ee.Incidents))
-				continue
-			}
-			return fmt.Errorf("gave up after %d attempts, a component failed under each: %s", attempt, supervise.Incidents(ee.Incidents))
-		}
-		if err != nil {
-			return err
-		}
-		break
-	}
-	if r.watch != nil && len(r.watch.Since(since)) > 0 {
-		return r.sweepAfterIncident(ctx, objs, progress)
-	}
-	return nil
-}
-
-// cleanupAttempts bounds how often cleanup starts over after a component
-// failed under it and came back.
-const cleanupAttempts = 3
-
-// goneWaiter is what cleanup waits on: the run's observer.
-type goneWaiter interface {
-	WaitNodeClaimsGone(ctx context.Context, progress func(string)) error
-	WaitNamespaceGone(ctx context.Context, progress func(string)) error
-}
-
-// deleteRun deletes the run's objects and waits until they are gone.
-// Deleting again what is already being deleted is harmless, so cleanup
-// can start it over.
-func (r *Runner) deleteRun(ctx context.Context, objs *Objects, ob goneWaiter, progress func(string)) error {
+// rollback undoes the steps, last first, and joins their errors.
+func (a *attempt) rollback(ctx context.Context) error {
 	var errs []error
-	del := func(o client.Object) {
-		if err := r.client.Delete(ctx, o, client.PropagationPolicy("Background")); err != nil && !apierrors.IsNotFound(err) {
-			errs = append(errs, fmt.Errorf("failed to delete %T %s: %w", o, client.ObjectKeyFromObject(o), err))
-		}
+	for i := len(a.undo) - 1; i >= 0; i-- {
+		errs = append(errs, a.undo[i](ctx))
 	}
-	del(objs.Namespace)
-	del(objs.NodePool)
-	if err := ob.WaitNodeClaimsGone(ctx, progress); err != nil {
-		errs = append(errs, fmt.Errorf("failed waiting for Karpenter to remove the NodeClaims of NodePool %s: %w", objs.NodePool.Name, err))
-	}
-	del(objs.NodeClass)
-	// The namespace goes last: the namespace controller removes its pods
-	// (KWOK deletes them) before it is gone. A run is cleaned up when none
-	// of its objects is left.
-	if err := ob.WaitNamespaceGone(ctx, progress); err != nil {
-		errs = append(errs, fmt.Errorf("failed waiting for namespace %s to be deleted: %w", objs.Namespace.Name, err))
-	}
-	if len(errs) == 0 {
-		if err := r.removeOrphanNodes(ctx, objs); err != nil {
-			errs = append(errs, err)
-		}
-	}
+	a.undo = nil
 	return errors.Join(errs...)
 }
 
-// removeOrphanNodes deletes the nodes of the run's NodePool that outlived
-// every NodeClaim, and waits until they are gone. KWOK's provider creates
-// a launch's node itself: a launch still in flight when the NodePool was
-// deleted (an HPA scaling up while cleanup began) can create its node after
-// Karpenter removed the NodeClaim, and nothing of Karpenter's removes it.
-// Seen once in a soak repetition, under memory-leak-hpa; every later spec
-// of the suite then failed on that leftover.
-func (r *Runner) removeOrphanNodes(ctx context.Context, objs *Objects) error {
-	if err := r.untilNothingLeft(ctx, objs, 0); err != nil {
-		return fmt.Errorf("failed to see the nodes of NodePool %s gone: %w", objs.NodePool.Name, err)
+// prepare loads the catalog and switches Karpenter to it, builds the
+// run's objects and checks that the cluster is healthy; nothing is
+// applied yet.
+func (r *Runner) prepare(ctx context.Context, a *attempt) (err error) {
+	s := a.s
+	if a.cat, err = catalog.Load(s.CatalogPath); err != nil {
+		return err
 	}
+	if a.shapes, err = fit.Load(ctx, s.CatalogPath); err != nil {
+		return err
+	}
+	if r.catalogs != nil {
+		if err := r.catalogs.UseCatalog(ctx, s.CatalogPath); err != nil {
+			return fmt.Errorf("failed to switch Karpenter to catalog %s: %w", s.Spec.Catalog, err)
+		}
+	}
+	if a.objs, err = Build(s, a.id); err != nil {
+		return err
+	}
+	if err := r.checkEnvironment(ctx, a.id); err != nil {
+		return err
+	}
+	a.since = time.Now()
 	return nil
 }
 
-// quietAfterIncident is how long no NodeClaim or node of a run's deleted
-// NodePool may appear before cleanup after an incident is done: longer
-// than Karpenter's largest batch window (10 s).
-const quietAfterIncident = 15 * time.Second
-
-// sweepAfterIncident is cleanup's last step when a component failed
-// during the run. The informers of the observer, of Karpenter and of the
-// garbage collector were all cut off; what they saw gone is asked of the
-// API server, and a NodeClaim that Karpenter launched for the deleted
-// NodePool from its stale cache (seen once, in the spec that restarts the
-// API server) is deleted, until none has appeared for quietAfterIncident.
-func (r *Runner) sweepAfterIncident(ctx context.Context, objs *Objects, progress func(string)) error {
-	progress(fmt.Sprintf("a component failed since the run began: asking the API server until namespace %s is gone and no NodeClaim or node of NodePool %s has appeared for %s",
-		objs.Namespace.Name, objs.NodePool.Name, r.sweepQuiet))
-	if err := r.untilNothingLeft(ctx, objs, r.sweepQuiet); err != nil {
-		return fmt.Errorf("failed to see the run's objects gone after the incident: %w", err)
+// observe starts the observer on the run's objects and the watch for
+// incidents, and registers the run's cleanup: from here on, whatever the
+// run created is deleted.
+func (r *Runner) observe(ctx context.Context, a *attempt) error {
+	workloads := map[string]int32{}
+	for _, d := range a.objs.Deployments {
+		workloads[d.Name] = ptr.Deref(d.Spec.Replicas, 1)
 	}
+	ob, err := observe.Start(ctx, r.config, observe.Target{Run: a.id, Namespace: a.id, NodePool: a.id, Workloads: workloads})
+	if err != nil {
+		return err
+	}
+	a.ob = ob
+	a.undo = append(a.undo, func(context.Context) error { ob.Stop(); return nil })
+	actx, stopAbort := r.abortOnIncident(ctx, a.id, a.since)
+	a.actx = actx
+	a.undo = append(a.undo, func(context.Context) error { stopAbort(); return nil }, func(ctx context.Context) error {
+		cctx, cancel := context.WithTimeout(ctx, r.cleanup)
+		defer cancel()
+		return r.cleanupRun(cctx, a.objs, ob, a.since)
+	})
 	return nil
 }
 
-// untilNothingLeft asks the API server every second, deleting what
-// deleteLeftovers deletes, until nothing of the run has been left for quiet
-// (at once, for 0).
-func (r *Runner) untilNothingLeft(ctx context.Context, objs *Objects, quiet time.Duration) error {
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
-	seen := time.Now()
-	for {
-		left, err := r.deleteLeftovers(ctx, objs)
-		switch {
-		case err != nil || len(left) > 0:
-			seen = time.Now()
-		case time.Since(seen) >= quiet:
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			if err == nil {
-				err = fmt.Errorf("left: %s", strings.Join(left, ", "))
-			}
-			return fmt.Errorf("%w (%w)", err, ctx.Err())
-		case <-tick.C:
-		}
-	}
-}
-
-// deleteLeftovers lists what of the run the API server still has (the
-// list is what it returns), and deletes the NodeClaims of the run's NodePool that are not being deleted
-// and, once none is left, the NodePool's nodes.
-func (r *Runner) deleteLeftovers(ctx context.Context, objs *Objects) ([]string, error) {
-	var left []string
-	if err := r.client.Get(ctx, client.ObjectKeyFromObject(objs.Namespace), &corev1.Namespace{}); err == nil {
-		left = append(left, "Namespace/"+objs.Namespace.Name)
-	} else if !apierrors.IsNotFound(err) {
-		return nil, err
-	}
-	// remove deletes what is left and not being deleted yet.
-	remove := func(o client.Object, kind, why string) error {
-		if !o.GetDeletionTimestamp().IsZero() {
-			return nil
-		}
-		r.progress(fmt.Sprintf("run %s: cleaning up: deleting %s %s, %s", objs.Namespace.Name, kind, o.GetName(), why))
-		if err := r.client.Delete(ctx, o); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("failed to delete %s %s: %w", kind, o.GetName(), err)
-		}
+// inject binds the scenario's fault to the run and injects it, before
+// anything of the run is applied; its Restore runs before cleanup, so
+// that cleanup runs on a healthy cluster. Without a fault it does nothing.
+func (r *Runner) inject(_ context.Context, a *attempt) (err error) {
+	f := a.s.Spec.Fault
+	if f == nil {
 		return nil
 	}
-	of := client.MatchingLabels{karpv1.NodePoolLabelKey: objs.NodePool.Name}
-	ncs := &karpv1.NodeClaimList{}
-	if err := r.client.List(ctx, ncs, of); err != nil {
-		return nil, err
+	if a.inj, err = r.newInjector(a.s, a.id, a.objs, a.shapes); err != nil {
+		return err
 	}
-	for i := range ncs.Items {
-		nc := &ncs.Items[i]
-		left = append(left, "NodeClaim/"+nc.Name)
-		if err := remove(nc, "NodeClaim", "launched for the deleted NodePool"); err != nil {
-			return nil, err
+	if a.h.onInject != nil {
+		a.h.onInject(a.inj)
+	}
+	inj := a.inj
+	a.undo = append(a.undo, func(ctx context.Context) error {
+		rctx, cancel := context.WithTimeout(ctx, time.Minute)
+		defer cancel()
+		if err := inj.Restore(rctx); err != nil {
+			return fmt.Errorf("failed to restore fault %s: %w", f.Name, err)
 		}
+		return nil
+	})
+	r.progress(fmt.Sprintf("run %s: injecting fault %s (%s)", a.id, f.Name, inj.Definition().Layer))
+	a.injected = time.Now()
+	if err := inj.Inject(a.actx); err != nil {
+		return fmt.Errorf("failed to inject fault %s: %w", f.Name, err)
 	}
-	nodes := &corev1.NodeList{}
-	if err := r.client.List(ctx, nodes, of); err != nil {
-		return nil, err
-	}
-	for i := range nodes.Items {
-		n := &nodes.Items[i]
-		left = append(left, "Node/"+n.Name)
-		// KWOK's provider creates the node of a launch; when the
-		// NodeClaim was deleted first, nothing of Karpenter's owns the
-		// node any more and it would stay Ready for good.
-		if len(ncs.Items) == 0 {
-			if err := remove(n, "node", "whose NodeClaim is gone"); err != nil {
-				return nil, err
-			}
-		}
-	}
-	return left, nil
+	a.minObserve = inj.MinObserve()
+	return nil
 }
 
-// Record runs a scenario n times and aggregates the runs into a baseline.
-func (r *Runner) Record(ctx context.Context, env fingerprint.Environment, s *scenario.Scenario, n int) (*fingerprint.Baseline, error) {
-	var fps []*fingerprint.Fingerprint
-	var applied *inputs.Inputs
-	for i := 0; i < n; i++ {
-		res, err := r.Run(ctx, s)
-		if err != nil {
-			return nil, fmt.Errorf("scenario %s, run %d of %d: %w", s.Metadata.Name, i+1, n, err)
-		}
-		if applied != nil {
-			if d := inputs.Diff(applied, res.Inputs); len(d) > 0 {
-				return nil, fmt.Errorf("scenario %s, run %d of %d applied other inputs than run 1 (%s): nothing recorded", s.Metadata.Name, i+1, n, inputs.Summary(d, 3))
-			}
-		}
-		applied = res.Inputs
-		fps = append(fps, res.Fingerprint)
-		env.CatalogDigest = res.Catalog.Digest
+// apply creates the run's objects (cleanup, registered by observe,
+// deletes them).
+func (r *Runner) apply(ctx context.Context, a *attempt) (err error) {
+	// What is applied, after the injection: a policy fault edits the
+	// run's NodePool before it is created.
+	if a.in, err = r.inputsOf(a.s, a.objs, a.cat); err != nil {
+		return err
 	}
-	env.Catalog = s.Spec.Catalog
-	b, err := fingerprint.NewBaseline(s.Metadata.Name, env, fps)
+	// Read after the injection: a fault may have restarted Karpenter.
+	a.apiBefore = r.apiStatsNow(ctx)
+	r.progress(fmt.Sprintf("run %s: applying namespace, node class, NodePool and %d workload(s)", a.id, len(a.objs.Deployments)))
+	a.applied = time.Now()
+	for _, o := range a.objs.All() {
+		if err := r.client.Create(a.actx, o); err != nil {
+			return fmt.Errorf("failed to create %T %s: %w", o, client.ObjectKeyFromObject(o), err)
+		}
+	}
+	if len(a.objs.Deployments) > 0 {
+		a.ob.MarkStart(a.objs.Deployments[0].CreationTimestamp.Time)
+	}
+	return nil
+}
+
+// settle waits until the run settles, stalls or times out (a faulted run
+// is watched for its window, and at least as long as its fault needs), or
+// the environment fails.
+func (r *Runner) settle(ctx context.Context, a *attempt) error {
+	timeout := a.s.Spec.Settle.Timeout.Duration
+	if a.s.Spec.Fault != nil {
+		timeout = max(a.s.Spec.Fault.Window.Duration, a.minObserve)
+	}
+	a.outcome = a.ob.WaitSettled(a.actx, observe.Settle{
+		Quiet: a.s.Spec.Settle.Quiet.Duration, Stall: a.s.Spec.Settle.Stall.Duration, Timeout: timeout, Min: a.minObserve,
+		Progress: func(msg string) { r.progress("run " + a.id + ": " + msg) },
+	})
+	if ctx.Err() != nil {
+		return fmt.Errorf("run %s interrupted: %w", a.id, ctx.Err())
+	}
+	var envErr *EnvironmentError
+	if errors.As(context.Cause(a.actx), &envErr) {
+		r.progress(fmt.Sprintf("run %s: stopped: %s", a.id, supervise.Incidents(envErr.Incidents)))
+		return envErr
+	}
+	return nil
+}
+
+// measure fingerprints the settled run and reads its facts, while the
+// fault is still in place and the run's objects exist.
+func (r *Runner) measure(ctx context.Context, a *attempt) (*Result, error) {
+	snap := a.ob.Snapshot()
+	fp, err := fingerprint.Compute(snap, a.cat)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("run %s: %w", a.id, err)
 	}
-	b.Inputs = applied
-	return b, nil
-}
-
-// Leftovers lists the objects of any run that still exist: namespaces,
-// NodePools and node classes with the run label, and the nodes and
-// NodeClaims of run NodePools. After cleanup it must be empty.
-func Leftovers(ctx context.Context, c client.Client) ([]string, error) {
-	var out []string
-	has := client.HasLabels{observe.RunLabel}
-	nss := &corev1.NamespaceList{}
-	if err := c.List(ctx, nss, has); err != nil {
-		return nil, fmt.Errorf("failed to list namespaces: %w", err)
+	r.progress(fmt.Sprintf("run %s: %s: %d node(s) %s, $%.4f/h", a.id, a.outcome, fp.Selection.Nodes, fp.Selection.Key(), fp.Selection.HourlyCost))
+	facts := r.facts(ctx, a.objs, a.shapes, a.apiBefore, a.since)
+	if facts.Health != "" {
+		// An incident after the settle: the observation may hold it.
+		return nil, &EnvironmentError{Run: a.id, Incidents: r.watch.Since(a.since), Down: r.watch.Down()}
 	}
-	for _, n := range nss.Items {
-		out = append(out, "Namespace/"+n.Name)
+	res := &Result{ID: a.id, Observation: snap, Fingerprint: fp, Catalog: a.cat, Facts: facts, Inputs: a.in, Fault: a.inj, Injected: a.injected,
+		Applied: a.applied, AllReadySeen: a.ob.FirstAllReady()}
+	if a.h.whileFaulted != nil && a.inj != nil {
+		a.h.whileFaulted(ctx, res)
 	}
-	nps := &karpv1.NodePoolList{}
-	if err := c.List(ctx, nps, has); err != nil {
-		return nil, fmt.Errorf("failed to list NodePools: %w", err)
-	}
-	for _, n := range nps.Items {
-		out = append(out, "NodePool/"+n.Name)
-	}
-	ncs := &karpv1.NodeClaimList{}
-	if err := c.List(ctx, ncs); err != nil {
-		return nil, fmt.Errorf("failed to list NodeClaims: %w", err)
-	}
-	for _, n := range ncs.Items {
-		out = append(out, "NodeClaim/"+n.Name)
-	}
-	nodes := &corev1.NodeList{}
-	if err := c.List(ctx, nodes, client.HasLabels{karpv1.NodePoolLabelKey}); err != nil {
-		return nil, fmt.Errorf("failed to list nodes: %w", err)
-	}
-	for _, n := range nodes.Items {
-		out = append(out, "Node/"+n.Name)
-	}
-	return out, nil
+	return res, nil
 }

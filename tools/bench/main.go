@@ -30,11 +30,11 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/cluster"
 	"github.com/nodeprint/nodeprint/pkg/diff"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	"github.com/nodeprint/nodeprint/pkg/harness"
 	"github.com/nodeprint/nodeprint/pkg/observe"
 	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/run"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
-	"github.com/nodeprint/nodeprint/pkg/supervise"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
 )
 
@@ -117,62 +117,96 @@ func benchmark(ctx context.Context, out, scales, catalogMode string) error {
 	return nil
 }
 
-// onCluster measures what runs on one cluster the benchmark starts and stops.
 // startRuns is how many times the cluster start is measured: its figures
 // are the medians (one start moves by a second with the machine's load).
 const startRuns = 3
 
 // onCluster measures what runs on one cluster the benchmark starts and stops.
 func onCluster(ctx context.Context, tc *toolchain.Toolchain, rep *bench.Report, out string, ns []int) (err error) {
-	var l *cluster.Local
-	defer func() {
-		if l == nil {
-			return
+	h, err := starts(ctx, tc, rep)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, h.Close(ctx)) }()
+	loader := run.Loader(tc)
+	load := func(n int) (*scenario.Scenario, error) {
+		ss, err := loader.LoadFiles(repo.At(tc.Root).BenchScenario(fmt.Sprintf("pods-%d", n)))
+		if err != nil {
+			return nil, err
 		}
-		dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
-		defer cancel()
-		if derr := l.Down(dctx); derr != nil {
-			err = errors.Join(err, derr)
-		}
-	}()
-	var ups []float64
-	perPhase := map[string][]float64{}
-	var order []string
-	for i := 1; i <= startRuns; i++ {
-		seen := map[string]bool{}
-		phases := map[string]time.Duration{}
-		var toolchainTook time.Duration
-		c, err := cluster.NewLocal(cluster.WithName(fmt.Sprintf("bench-%d-%d", os.Getpid(), i)), cluster.WithToolchain(tc), cluster.WithTemporary(),
-			cluster.WithProgress(func(e cluster.Event) {
-				if e.Done && e.Phase == "toolchain" {
-					toolchainTook = e.Elapsed // a build is not part of the start
-					return
-				}
-				if e.Done && e.Elapsed > 0 && e.Phase != "down" {
-					phases[e.Phase] = e.Elapsed
-					if !seen[e.Phase] && i == 1 {
-						order = append(order, e.Phase)
-					}
-					seen[e.Phase] = true
-				}
-			}))
+		return ss[0], nil
+	}
+	if err := floor(ctx, rep, h.Runner, load); err != nil {
+		return err
+	}
+	largest := 0
+	var largestRes *run.Result
+	for _, n := range ns {
+		res, err := scale(ctx, rep, h, n, load)
 		if err != nil {
 			return err
 		}
-		l = c
+		if n > largest {
+			largest, largestRes = n, res
+		}
+	}
+	if largestRes == nil {
+		return nil
+	}
+	path := filepath.Join(out, fmt.Sprintf("observation-%d.json.gz", largest))
+	if err := saveObservation(path, largestRes.Observation); err != nil {
+		return err
+	}
+	if largest != 5000 {
+		path = "" // the benchmark's scenario is pods-5000: use the committed observation
+	}
+	return pipeline(ctx, rep, path)
+}
+
+// starts brings the harness up startRuns times, as every job does, and
+// keeps the last one; each start is timed from New to the cluster's last
+// phase (Karpenter healthy end to end), without a toolchain build.
+func starts(ctx context.Context, tc *toolchain.Toolchain, rep *bench.Report) (*harness.Harness, error) {
+	var ups []float64
+	perPhase := map[string][]float64{}
+	var order []string
+	var h *harness.Harness
+	for i := 1; i <= startRuns; i++ {
+		if err := h.Close(ctx); err != nil {
+			return nil, err
+		}
+		phases := map[string]time.Duration{}
+		var toolchainTook time.Duration
+		var ready time.Time
 		logf("starting a local cluster (%d of %d)", i, startRuns)
 		started := time.Now()
-		if err := l.Up(ctx); err != nil {
-			return err
+		var err error
+		// Teardown of 5,000 pods on 129 nodes takes longer than the
+		// runner's default bound of 3 minutes: it is measured, not cut
+		// short. Supervised as users run: the probes are part of the
+		// overhead measured.
+		h, err = harness.New(ctx, harness.WithName(fmt.Sprintf("bench-%d-%d", os.Getpid(), i)), harness.WithToolchain(tc),
+			harness.WithProgress(func(msg string) { logf("%s", msg) }), harness.WithRunnerOptions(run.WithCleanupTimeout(20*time.Minute)),
+			harness.WithClusterEvents(func(e cluster.Event) {
+				switch {
+				case e.Done && e.Phase == "toolchain":
+					toolchainTook = e.Elapsed // a build is not part of the start
+				case e.Done && e.Elapsed > 0 && e.Phase != "down":
+					if _, seen := phases[e.Phase]; !seen && i == 1 {
+						order = append(order, e.Phase)
+					}
+					phases[e.Phase] = e.Elapsed
+					if e.Phase == "ready" {
+						ready = time.Now()
+					}
+				}
+			}))
+		if err != nil {
+			return nil, err
 		}
-		ups = append(ups, (time.Since(started) - toolchainTook).Seconds())
+		ups = append(ups, (ready.Sub(started) - toolchainTook).Seconds())
 		for p, d := range phases {
 			perPhase[p] = append(perPhase[p], d.Seconds())
-		}
-		if i < startRuns {
-			if err := l.Down(ctx); err != nil {
-				return err
-			}
 		}
 	}
 	var parts []string
@@ -184,113 +218,78 @@ func onCluster(ctx context.Context, tc *toolchain.Toolchain, rep *bench.Report, 
 	for _, p := range order {
 		rep.Add("start", "phase "+p, median(perPhase[p]), "s", "median")
 	}
+	return h, nil
+}
 
-	// Teardown of 5,000 pods on 129 nodes takes longer than the runner's
-	// default bound of 3 minutes: it is measured, not cut short.
-	// Supervised as users run: the probes are part of the overhead measured.
-	w, err := supervise.Start(ctx, l, supervise.WithProgress(func(msg string) { logf("%s", msg) }))
+// scale runs the n-pod scenario, sampling the harness's and every
+// component's memory and CPU.
+func scale(ctx context.Context, rep *bench.Report, h *harness.Harness, n int, load func(int) (*scenario.Scenario, error)) (*run.Result, error) {
+	s, err := load(n)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer w.Stop()
-	r, err := run.NewRunner(l.Kubeconfig(), l, run.WithProgress(func(msg string) { logf("%s", msg) }), run.WithCleanupTimeout(20*time.Minute),
-		run.WithSupervisor(w))
+	pids, err := componentPIDs(ctx, h.Provider)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	loader := run.Loader(tc)
-	load := func(n int) (*scenario.Scenario, error) {
-		ss, err := loader.LoadFiles(repo.At(tc.Root).BenchScenario(fmt.Sprintf("pods-%d", n)))
-		if err != nil {
-			return nil, err
+	logf("scale: %d pods", n)
+	sm := bench.NewSampler(pids, 250*time.Millisecond)
+	sm.Start(ctx)
+	t0 := time.Now()
+	res, err := h.Runner.Run(ctx, s)
+	wall := time.Since(t0)
+	usage := sm.Stop()
+	if err != nil {
+		return nil, fmt.Errorf("scale %d: %w", n, err)
+	}
+	g := fmt.Sprintf("scale-%d", n)
+	ob := res.Observation
+	running := 0
+	for _, p := range ob.Pods {
+		if !p.Ready.IsZero() {
+			running++
 		}
-		return ss[0], nil
 	}
+	if running < n {
+		rep.Add(g, "pods Running", float64(running), "pods", fmt.Sprintf("only %d of %d: %s", running, n, ob.Outcome))
+	}
+	all := lastReady(ob).Sub(ob.Start).Seconds()
+	if n == 1000 {
+		rep.AddTarget(g, "apply → all pods Running", all, "s", target1000Running, "")
+	} else {
+		rep.Add(g, "apply → all pods Running", all, "s", "")
+	}
+	rep.Add(g, "pods per second", float64(running)/all, "pods/s", "")
+	rep.Add(g, "nodes", float64(res.Fingerprint.Selection.Nodes), "nodes", res.Fingerprint.Selection.Key())
+	rep.Add(g, "harness wall time", wall.Seconds(), "s", string(ob.Outcome))
+	rep.Add(g, "teardown after settling", t0.Add(wall).Sub(ob.End).Seconds(), "s", "objects deleted, Karpenter removed every NodeClaim, namespace gone")
+	addUsage(rep, g, n, usage)
+	return res, nil
+}
 
-	if err := floor(ctx, rep, r, load); err != nil {
-		return err
+// addUsage adds the harness's and the components' peak memory and CPU.
+func addUsage(rep *bench.Report, g string, n int, usage map[string]bench.Usage) {
+	h := usage["harness"]
+	if n == 5000 {
+		rep.AddTarget(g, "harness peak memory", mb(h.PeakRSSBytes), "MB", targetHarnessMB, "resident set, sampled every 250 ms")
+	} else {
+		rep.Add(g, "harness peak memory", mb(h.PeakRSSBytes), "MB", "resident set, sampled every 250 ms")
 	}
-
-	largest := 0
-	var largestRes *run.Result
-	for _, n := range ns {
-		s, err := load(n)
-		if err != nil {
-			return err
+	rep.Add(g, "harness CPU", h.CPUSeconds, "s", "")
+	var cpMem int64
+	var cpCPU float64
+	var names []string
+	for name, u := range usage {
+		if name == "harness" {
+			continue
 		}
-		pids, err := componentPIDs(ctx, l)
-		if err != nil {
-			return err
-		}
-		logf("scale: %d pods", n)
-		sm := bench.NewSampler(pids, 250*time.Millisecond)
-		sm.Start(ctx)
-		t0 := time.Now()
-		res, err := r.Run(ctx, s)
-		wall := time.Since(t0)
-		usage := sm.Stop()
-		if err != nil {
-			return fmt.Errorf("scale %d: %w", n, err)
-		}
-		g := fmt.Sprintf("scale-%d", n)
-		ob := res.Observation
-		running := 0
-		for _, p := range ob.Pods {
-			if !p.Ready.IsZero() {
-				running++
-			}
-		}
-		if running < n {
-			rep.Add(g, "pods Running", float64(running), "pods", fmt.Sprintf("only %d of %d: %s", running, n, ob.Outcome))
-		}
-		all := lastReady(ob).Sub(ob.Start).Seconds()
-		if n == 1000 {
-			rep.AddTarget(g, "apply → all pods Running", all, "s", target1000Running, "")
-		} else {
-			rep.Add(g, "apply → all pods Running", all, "s", "")
-		}
-		rep.Add(g, "pods per second", float64(running)/all, "pods/s", "")
-		rep.Add(g, "nodes", float64(res.Fingerprint.Selection.Nodes), "nodes", res.Fingerprint.Selection.Key())
-		rep.Add(g, "harness wall time", wall.Seconds(), "s", string(ob.Outcome))
-		rep.Add(g, "teardown after settling", t0.Add(wall).Sub(ob.End).Seconds(), "s", "objects deleted, Karpenter removed every NodeClaim, namespace gone")
-		h := usage["harness"]
-		if n == 5000 {
-			rep.AddTarget(g, "harness peak memory", mb(h.PeakRSSBytes), "MB", targetHarnessMB, "resident set, sampled every 250 ms")
-		} else {
-			rep.Add(g, "harness peak memory", mb(h.PeakRSSBytes), "MB", "resident set, sampled every 250 ms")
-		}
-		rep.Add(g, "harness CPU", h.CPUSeconds, "s", "")
-		var cpMem int64
-		var cpCPU float64
-		var names []string
-		for name, u := range usage {
-			if name == "harness" {
-				continue
-			}
-			cpMem += u.PeakRSSBytes
-			cpCPU += u.CPUSeconds
-			names = append(names, fmt.Sprintf("%s %.0fs/%.0f MB", name, u.CPUSeconds, mb(u.PeakRSSBytes)))
-		}
-		sort.Strings(names)
-		rep.Add(g, "control plane + Karpenter peak memory", mb(cpMem), "MB", "sum of each component's peak")
-		rep.Add(g, "control plane + Karpenter CPU", cpCPU, "s", strings.Join(names, ", "))
-		if n > largest {
-			largest, largestRes = n, res
-		}
+		cpMem += u.PeakRSSBytes
+		cpCPU += u.CPUSeconds
+		names = append(names, fmt.Sprintf("%s %.0fs/%.0f MB", name, u.CPUSeconds, mb(u.PeakRSSBytes)))
 	}
-	if largestRes != nil {
-		path := filepath.Join(out, fmt.Sprintf("observation-%d.json.gz", largest))
-		if err := saveObservation(path, largestRes.Observation); err != nil {
-			return err
-		}
-		if largest != 5000 {
-			path = "" // the benchmark's scenario is pods-5000: use the committed observation
-		}
-		if err := pipeline(ctx, rep, path); err != nil {
-			return err
-		}
-	}
-	return nil
+	sort.Strings(names)
+	rep.Add(g, "control plane + Karpenter peak memory", mb(cpMem), "MB", "sum of each component's peak")
+	rep.Add(g, "control plane + Karpenter CPU", cpCPU, "s", strings.Join(names, ", "))
 }
 
 // floorRuns is how many times the 10-pod scenario runs: its figures are
@@ -483,7 +482,7 @@ func wholeCatalog(ctx context.Context, tc *toolchain.Toolchain, rep *bench.Repor
 
 // componentPIDs are the processes to sample: this harness, every
 // control-plane component and Karpenter.
-func componentPIDs(ctx context.Context, l *cluster.Local) (map[string]int, error) {
+func componentPIDs(ctx context.Context, l cluster.Provider) (map[string]int, error) {
 	st, err := l.Status(ctx)
 	if err != nil {
 		return nil, err

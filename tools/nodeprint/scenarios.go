@@ -9,20 +9,16 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/nodeprint/nodeprint/pkg/cluster"
-	"github.com/nodeprint/nodeprint/pkg/diff"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
-	"github.com/nodeprint/nodeprint/pkg/inputs"
+	"github.com/nodeprint/nodeprint/pkg/harness"
 	"github.com/nodeprint/nodeprint/pkg/repo"
-	"github.com/nodeprint/nodeprint/pkg/report"
 	runpkg "github.com/nodeprint/nodeprint/pkg/run"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
-	"github.com/nodeprint/nodeprint/pkg/supervise"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
 )
 
@@ -121,123 +117,41 @@ func addScenarioFlags(cmd *cobra.Command, f *scenarioFlags) {
 	cmd.Flags().StringVar(&f.catalog, "catalog", "", "with --provider existing: the instance-type catalog the cluster's Karpenter runs with (default: the KWOK provider's generic catalog); scenarios of other catalogs are refused")
 }
 
-func newRecordCmd(stdout, stderr io.Writer) *cobra.Command {
-	f := &scenarioFlags{}
-	cmd := &cobra.Command{
-		Use:   "record SCENARIO...",
-		Short: "Record baselines (fingerprints/<scenario>.yaml) and fault anomalies (fingerprints/faults/<scenario>.yaml)",
-		Long: `SCENARIO is a name under fixtures/scenarios/, a scenario file or a directory of them.
-A plain scenario runs N times and its baseline is written; a fault scenario runs clean and
-faulted once, and its anomaly fingerprint is written only when the verdict is the expected one.`,
-		Args: usageArgs(cobra.MinimumNArgs(1)),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			paths, err := expandPaths(args)
-			if err != nil {
-				return usageError{err}
-			}
-			return withScenarios(cmd.Context(), f, paths, stderr, func(ctx context.Context, r *runpkg.Runner, env fingerprint.Environment, s *scenario.Scenario) error {
-				if s.Spec.Fault != nil {
-					return recordAnomaly(ctx, stdout, r, f, s)
-				}
-				runs := s.Spec.Baseline.Runs
-				if f.runs > 0 {
-					runs = f.runs
-				}
-				b, err := r.Record(ctx, env, s, runs)
-				if err != nil {
-					return err
-				}
-				path := fingerprint.Path(f.fingerprints, s.Metadata.Name)
-				if f.add {
-					recorded := f.baselines[s.Metadata.Name]
-					if b, err = recorded.Merge(b); err != nil {
-						return fmt.Errorf("%s: %w", path, err)
-					}
-					b.Accepted = recorded.Accepted
-				}
-				if err := b.Save(path); err != nil {
-					return err
-				}
-				fmt.Fprintf(stdout, "%s: %d run(s), %d distinct selection(s), written to %s\n", s.Metadata.Name, b.Runs, len(b.Selections), path)
-				return nil
-			})
-		},
-	}
-	addScenarioFlags(cmd, f)
-	cmd.Flags().IntVar(&f.runs, "runs", 0, "runs per scenario (default: the scenario's baseline.runs, itself 5 by default)")
-	cmd.Flags().BoolVar(&f.add, "add", false, "add the new runs to the committed baseline instead of replacing it, as if all were recorded together (a non-deterministic scenario keeps the spread it saw); refused when the inputs or the Karpenter, Kubernetes or catalog differ")
-	cmd.PreRunE = func(*cobra.Command, []string) error {
-		if f.add {
-			// Loaded before any cluster is touched: a missing baseline applies nothing.
-			f.needBaseline = func(s *scenario.Scenario) bool { return s.Spec.Fault == nil }
-		}
-		return nil
-	}
-	return cmd
-}
-
-func newVerifyCmd(stdout, stderr io.Writer) *cobra.Command {
-	f := &scenarioFlags{}
-	cmd := &cobra.Command{
-		Use:   "verify SCENARIO...",
-		Short: "Run each scenario once and compare it with its committed baseline; exit 1 on a regression",
-		Long: `Runs each scenario once and prints its diff against fingerprints/<name>.yaml.
---parallel, --shard and --report-dir work as for run.
-Exit codes: 0 no regression, 1 a regression, 2 bad input, 3 environment failure.`,
-		Args: usageArgs(cobra.MinimumNArgs(1)),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			paths, err := expandPaths(args)
-			if err != nil {
-				return usageError{err}
-			}
-			rep := report.New("verify", time.Now())
-			var mu sync.Mutex
-			f.needBaseline = func(*scenario.Scenario) bool { return true }
-			err = withScenarios(cmd.Context(), f, paths, stderr, func(ctx context.Context, r *runpkg.Runner, env fingerprint.Environment, s *scenario.Scenario) error {
-				b := f.baselines[s.Metadata.Name]
-				started := time.Now()
-				var sc report.Scenario
-				res, err := r.Run(ctx, s)
-				if err == nil {
-					sc = runpkg.VerifyReport(s, res, b, diff.Compare(b, res.Fingerprint, diff.RulesFor(s)))
-				} else {
-					sc = runpkg.ReportError(s, err)
-				}
-				sc.Seconds = time.Since(started).Round(time.Second).Seconds()
-				mu.Lock()
-				defer mu.Unlock()
-				rep.Environment = report.Environment{Karpenter: env.Karpenter, Kubernetes: env.Kubernetes, Cluster: f.clusterName}
-				rep.Add(sc)
-				if sc.Diff != nil {
-					fmt.Fprint(stdout, sc.Diff.Text())
-					printChanges(stdout, &sc)
-				}
-				return err
-			})
-			rep.Shard, rep.Parallel = f.shard, f.parallel
-			return finishReport(cmd.Context(), stdout, stderr, rep, f, false, err)
-		},
-	}
-	addScenarioFlags(cmd, f)
-	addRunFlags(cmd, f)
-	return cmd
-}
-
 // scenarioFn is what a command does with each scenario.
 type scenarioFn func(context.Context, *runpkg.Runner, fingerprint.Environment, *scenario.Scenario) error
 
 // withScenarios loads the scenarios (before touching any cluster: bad input
-// applies nothing), brings up or reuses a cluster, and calls fn for each.
+// applies nothing), builds the harness (a cluster brought up for the
+// command, or the running one --cluster or --kubeconfig names) and calls fn
+// for each.
 func withScenarios(ctx context.Context, f *scenarioFlags, args []string, stderr io.Writer, fn scenarioFn) error {
 	tc, scenarios, err := loadScenarios(ctx, f, args, stderr)
 	if err != nil || len(scenarios) == 0 {
 		return err
 	}
 	start := time.Now()
-	if !cluster.Kind(f.provider).Owned() {
-		return onExisting(ctx, f, tc, scenarios, stderr, start, fn)
+	kind := cluster.Kind(f.provider)
+	if f.cluster == "" && kind.Owned() {
+		reportStale(stderr)
 	}
-	return onLocal(ctx, f, tc, scenarios, stderr, start, fn)
+	h, err := harness.New(ctx, harness.WithProvider(kind), harness.WithCluster(f.cluster), harness.WithToolchain(tc),
+		harness.WithKubeconfig(f.kubeconfig), harness.WithCatalog(f.catalog), harness.WithBuildOutput(stderr),
+		harness.WithClusterEvents(func(e cluster.Event) { printEvent(stderr, start, e) }),
+		harness.WithProgress(func(msg string) { fmt.Fprintf(stderr, "[%6.1fs] %s\n", time.Since(start).Seconds(), msg) }))
+	var bad *harness.UsageError
+	if errors.As(err, &bad) {
+		return usageError{err}
+	}
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := h.Close(ctx); cerr != nil {
+			fmt.Fprintln(stderr, "error:", cerr)
+		}
+	}()
+	f.clusterName = h.Name
+	return runScenarios(ctx, f, scenarios, h.Runner, h.Recorded, fn)
 }
 
 // loadScenarios reads and checks every input of the run (the scenarios,
@@ -305,71 +219,6 @@ func loadScenarios(ctx context.Context, f *scenarioFlags, args []string, stderr 
 	return tc, scenarios, nil
 }
 
-// onLocal runs the scenarios on a cluster of the local or kind provider:
-// a temporary one it brings up and tears down, or the running one
-// --cluster names.
-func onLocal(ctx context.Context, f *scenarioFlags, tc *toolchain.Toolchain, scenarios []*scenario.Scenario, stderr io.Writer, start time.Time, fn scenarioFn) error {
-	progress := func(e cluster.Event) { printEvent(stderr, start, e) }
-	name := f.cluster
-	if name == "" {
-		name = fmt.Sprintf("np-%d", os.Getpid())
-	}
-	f.clusterName = name
-	opts := []cluster.Option{cluster.WithName(name), cluster.WithProgress(progress), cluster.WithBuildOutput(stderr), cluster.WithToolchain(tc)}
-	if f.cluster == "" {
-		// A cluster of this run only: if the run is killed, prune finds it.
-		opts = append(opts, cluster.WithTemporary())
-		reportStale(stderr)
-	}
-	local, err := cluster.New(cluster.Kind(f.provider), opts...)
-	if err != nil {
-		return usageError{err}
-	}
-	catalogs, ok := local.(runpkg.CatalogSwitcher)
-	if !ok {
-		return usageError{fmt.Errorf("the %s provider cannot switch Karpenter's catalog", f.provider)}
-	}
-	if f.cluster == "" {
-		defer func() {
-			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Minute)
-			defer cancel()
-			if derr := local.Down(dctx); derr != nil {
-				fmt.Fprintln(stderr, "error:", derr)
-			}
-		}()
-		if err := local.Up(ctx); err != nil {
-			return err
-		}
-	} else if st, err := local.Status(ctx); err != nil || !st.Healthy() {
-		if err == nil {
-			err = fmt.Errorf("cluster %q is not healthy", name)
-		}
-		return &cluster.PhaseError{Phase: "status", Err: err}
-	}
-	w, err := supervised(ctx, local, stderr, start)
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
-	k, err := runpkg.KarpenterOf(tc)
-	if err != nil {
-		return err
-	}
-	ropts := []runpkg.Option{runpkg.WithSupervisor(w), runpkg.WithKarpenter(k), runpkg.WithProgress(func(msg string) {
-		fmt.Fprintf(stderr, "[%6.1fs] %s\n", time.Since(start).Seconds(), msg)
-	})}
-	if f.cluster == "" {
-		// Nobody restarts a component of this run's own cluster, and
-		// its teardown removes whatever a failed cleanup leaves.
-		ropts = append(ropts, runpkg.WithRecoveryGrace(0))
-	}
-	r, err := runpkg.NewRunner(local.Kubeconfig(), catalogs, ropts...)
-	if err != nil {
-		return err
-	}
-	return runScenarios(ctx, f, scenarios, r, runpkg.Environment(tc), fn)
-}
-
 // checkProviderFlags refuses flag combinations that mean nothing, before
 // any cluster is touched.
 func checkProviderFlags(f *scenarioFlags, tc *toolchain.Toolchain) error {
@@ -393,55 +242,6 @@ func checkProviderFlags(f *scenarioFlags, tc *toolchain.Toolchain) error {
 	return nil
 }
 
-// onExisting runs the scenarios on a cluster nodeprint does not own: it
-// checks the cluster, never stops it, and each run deletes only what it
-// created.
-func onExisting(ctx context.Context, f *scenarioFlags, tc *toolchain.Toolchain, scenarios []*scenario.Scenario, stderr io.Writer, start time.Time,
-	fn scenarioFn) error {
-	ex, err := cluster.NewExisting(cluster.WithKubeconfig(f.kubeconfig), cluster.WithName("existing"),
-		cluster.WithProgress(func(e cluster.Event) { printEvent(stderr, start, e) }))
-	if err != nil {
-		return usageError{err}
-	}
-	if err := ex.Up(ctx); err != nil {
-		return err
-	}
-	st, err := ex.Status(ctx)
-	if err != nil {
-		return &cluster.PhaseError{Phase: "status", Err: err}
-	}
-	f.clusterName = "existing (" + ex.Kubeconfig() + ")"
-	w, err := supervised(ctx, ex, stderr, start)
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
-	// Another's Karpenter: its version is what status read; its binary
-	// is not ours to digest.
-	r, err := runpkg.NewRunner(ex.Kubeconfig(), runpkg.FixedCatalog(f.catalog), runpkg.WithProgress(func(msg string) {
-		fmt.Fprintf(stderr, "[%6.1fs] %s\n", time.Since(start).Seconds(), msg)
-	}), runpkg.WithSupervisor(w), runpkg.WithKarpenter(inputs.Karpenter{Version: st.KarpenterVersion}))
-	if err != nil {
-		return err
-	}
-	env := runpkg.Environment(tc)
-	env.Karpenter, env.Kubernetes = st.KarpenterVersion, st.KubernetesVersion
-	return runScenarios(ctx, f, scenarios, r, env, fn)
-}
-
-// supervised starts watching the cluster's components for the runs: a
-// component that dies, restarts or stops answering makes the run it
-// happens under inconclusive (environment), exit 3.
-func supervised(ctx context.Context, src supervise.Source, stderr io.Writer, start time.Time) (*supervise.Watcher, error) {
-	w, err := supervise.Start(ctx, src, supervise.WithProgress(func(msg string) {
-		fmt.Fprintf(stderr, "[%6.1fs] %s\n", time.Since(start).Seconds(), msg)
-	}))
-	if err != nil {
-		return nil, &cluster.PhaseError{Phase: "status", Err: err}
-	}
-	return w, nil
-}
-
 // runScenarios runs the scenarios in phases; a usage error wins over the rest.
 func runScenarios(ctx context.Context, f *scenarioFlags, scenarios []*scenario.Scenario, r *runpkg.Runner, env fingerprint.Environment,
 	fn scenarioFn) error {
@@ -455,4 +255,32 @@ func runScenarios(ctx context.Context, f *scenarioFlags, scenarios []*scenario.S
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// expandPaths turns directories into their *.yaml files; names and files
+// pass through.
+func expandPaths(args []string) ([]string, error) {
+	var out []string
+	for _, a := range args {
+		st, err := os.Stat(a)
+		if err != nil || !st.IsDir() {
+			out = append(out, a)
+			continue
+		}
+		entries, err := os.ReadDir(a)
+		if err != nil {
+			return nil, fmt.Errorf("failed to read %s: %w", a, err)
+		}
+		n := 0
+		for _, e := range entries {
+			if !e.IsDir() && (strings.HasSuffix(e.Name(), ".yaml") || strings.HasSuffix(e.Name(), ".yml")) {
+				out = append(out, filepath.Join(a, e.Name()))
+				n++
+			}
+		}
+		if n == 0 {
+			return nil, fmt.Errorf("%s holds no *.yaml scenario files", a)
+		}
+	}
+	return out, nil
 }

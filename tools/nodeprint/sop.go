@@ -15,23 +15,6 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
 )
 
-// staleError marks committed runbooks that differ from what the rules and
-// fingerprints generate (exit 1).
-type staleError struct {
-	dir   string
-	diffs []string
-}
-
-func (e staleError) Error() string {
-	shown := e.diffs
-	more := ""
-	if len(shown) > 8 {
-		shown, more = shown[:8], fmt.Sprintf(" and %d more", len(e.diffs)-8)
-	}
-	return fmt.Sprintf("the runbooks in %s are out of date with the rules or fingerprints (%s%s): run `make sop` and commit the result",
-		e.dir, strings.Join(shown, ", "), more)
-}
-
 func newSOPCmd(stdout io.Writer) *cobra.Command {
 	var out, scenarios, fingerprints string
 	var langs []string

@@ -17,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nodeprint/nodeprint/pkg/cluster"
+	"github.com/nodeprint/nodeprint/pkg/harness"
 	"github.com/nodeprint/nodeprint/pkg/kube"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
 )
@@ -41,35 +42,31 @@ type Environment struct {
 // to hand to every parallel process.
 func StartCluster(ctx context.Context, suite string) string {
 	GinkgoHelper()
-	progress := cluster.WithProgress(func(e cluster.Event) {
-		if e.Done && e.Elapsed > 0 {
-			fmt.Fprintf(GinkgoWriter, "cluster: %-13s done in %s\n", e.Phase, e.Elapsed.Round(10*time.Millisecond))
-			return
-		}
-		fmt.Fprintf(GinkgoWriter, "cluster: %-13s %s\n", e.Phase, e.Message)
-	})
+	opts := []harness.Option{harness.WithProgress(func(msg string) { fmt.Fprintln(GinkgoWriter, msg) }),
+		harness.WithClusterEvents(func(e cluster.Event) {
+			if e.Done && e.Elapsed > 0 {
+				fmt.Fprintf(GinkgoWriter, "cluster: %-13s done in %s\n", e.Phase, e.Elapsed.Round(10*time.Millisecond))
+				return
+			}
+			fmt.Fprintf(GinkgoWriter, "cluster: %-13s %s\n", e.Phase, e.Message)
+		})}
 	if name := os.Getenv(ReuseClusterEnv); name != "" {
 		By(fmt.Sprintf("reusing the running cluster %q (%s)", name, ReuseClusterEnv))
-		p, err := cluster.NewLocal(cluster.WithName(name), progress)
-		Expect(err).NotTo(HaveOccurred())
-		st, err := p.Status(ctx)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(st.Healthy()).To(BeTrue(), "cluster %q is not healthy: %+v", name, st.Components)
-		return p.Kubeconfig()
+		opts = append(opts, harness.WithCluster(name))
+	} else {
+		name = fmt.Sprintf("%s-%d", suite, os.Getpid())
+		By(fmt.Sprintf("starting the local cluster %q", name))
+		// Temporary: if the suite is killed, `nodeprint cluster prune` finds it.
+		opts = append(opts, harness.WithName(name), harness.WithBuildOutput(GinkgoWriter))
 	}
-	name := fmt.Sprintf("%s-%d", suite, os.Getpid())
-	By(fmt.Sprintf("starting the local cluster %q", name))
-	// Temporary: if the suite is killed, `nodeprint cluster prune` finds it.
-	p, err := cluster.NewLocal(cluster.WithName(name), progress, cluster.WithBuildOutput(GinkgoWriter), cluster.WithTemporary())
+	h, err := harness.New(ctx, opts...)
 	Expect(err).NotTo(HaveOccurred())
-	// Registered before Up: Up rolls itself back, and Down of a cluster that
-	// is not there is a no-op, so this is right on every path.
+	// Close brings down only a cluster the harness started.
 	DeferCleanup(func(ctx SpecContext) {
-		By(fmt.Sprintf("stopping the local cluster %q", name))
-		Expect(p.Down(ctx)).To(Succeed())
+		By(fmt.Sprintf("stopping the harness of cluster %q", h.Name))
+		Expect(h.Close(ctx)).To(Succeed())
 	}, NodeTimeout(2*time.Minute))
-	Expect(p.Up(ctx)).To(Succeed())
-	return p.Kubeconfig()
+	return h.Kubeconfig()
 }
 
 // New connects to the cluster whose kubeconfig StartCluster returned.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
 	. "github.com/onsi/gomega"    //nolint:revive,staticcheck
@@ -39,20 +38,12 @@ func (e *Environment) ExpectAttributed(ctx context.Context, s *scenario.Scenario
 	Expect(s.Spec.Fault).NotTo(BeNil(), "%s has no fault block", s.Path)
 	Expect(s.Spec.Fault.Expect).NotTo(BeNil(), "%s: spec.fault.expect is needed in the fault suite", s.Path)
 	By(fmt.Sprintf("running %s clean, then with fault %s", s.Metadata.Name, s.Spec.Fault.Name))
-	r := e.runner(ctx)
-	started := time.Now()
-	res, err := r.RunFault(ctx, s, append([]run.FaultOption{run.OnInject(func(inj faults.Injector) {
+	out, err := e.runner(ctx).Entry(ctx, s, nil, append([]run.FaultOption{run.OnInject(func(inj faults.Injector) {
 		DeferCleanup(inj.Restore)
 	})}, opts...)...)
-	sc := run.ReportScenario(s)
-	if err != nil {
-		sc.Error = err.Error()
-	} else {
-		sc = res.Report()
-	}
-	sc.Seconds = time.Since(started).Round(time.Second).Seconds()
-	recordScenario(sc)
+	recordScenario(out.Entry)
 	Expect(err).NotTo(HaveOccurred())
+	res := out.Fault
 	v := res.Verdict
 	AddReportEntry("verdict", v.Summary())
 	want := s.Spec.Fault.Expect

@@ -9,13 +9,12 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive,staticcheck
 
 	"github.com/nodeprint/nodeprint/pkg/cluster"
-	"github.com/nodeprint/nodeprint/pkg/diff"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	"github.com/nodeprint/nodeprint/pkg/harness"
 	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/report"
 	"github.com/nodeprint/nodeprint/pkg/run"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
-	"github.com/nodeprint/nodeprint/pkg/supervise"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
 )
 
@@ -52,19 +51,15 @@ func scenarioEntries(dirOf func(repo.Layout) string, labels func(*scenario.Scena
 	return out
 }
 
+// runner is the spec's runner on the suite's cluster, supervised; the
+// supervisor stops when the spec ends.
 func (e *Environment) runner(ctx context.Context) *run.Runner {
 	GinkgoHelper()
-	local, err := e.localCluster()
-	Expect(err).NotTo(HaveOccurred())
-	w, err := supervise.Start(ctx, local, supervise.WithProgress(func(msg string) { fmt.Fprintln(GinkgoWriter, msg) }))
-	Expect(err).NotTo(HaveOccurred(), "the cluster's status")
-	DeferCleanup(w.Stop)
-	k, err := run.KarpenterOf(e.Toolchain)
-	Expect(err).NotTo(HaveOccurred())
-	r, err := run.NewRunner(e.Kubeconfig, local, run.WithProgress(func(msg string) { fmt.Fprintln(GinkgoWriter, msg) }),
-		run.WithSupervisor(w), run.WithKarpenter(k))
-	Expect(err).NotTo(HaveOccurred())
-	return r
+	h, err := harness.New(ctx, harness.WithCluster(e.ClusterName), harness.WithToolchain(e.Toolchain),
+		harness.WithProgress(func(msg string) { fmt.Fprintln(GinkgoWriter, msg) }))
+	Expect(err).NotTo(HaveOccurred(), "the suite's cluster")
+	DeferCleanup(h.Close)
+	return h.Runner
 }
 
 func (e *Environment) localCluster() (*cluster.Local, error) {
@@ -83,21 +78,11 @@ func (e *Environment) ExpectMatchesBaseline(ctx context.Context, s *scenario.Sce
 	By(fmt.Sprintf("verifying scenario %s against its baseline", s.Metadata.Name))
 	b, err := fingerprint.LoadBaseline(fingerprint.Path(e.fingerprintsDir(), s.Metadata.Name))
 	Expect(err).NotTo(HaveOccurred())
-	started := time.Now()
-	res, err := e.runner(ctx).Run(ctx, s)
-	sc := run.ReportScenario(s)
-	if err != nil {
-		sc.Error = err.Error()
-		sc.Seconds = time.Since(started).Round(time.Second).Seconds()
-		recordScenario(sc)
-	}
+	out, err := e.runner(ctx).Entry(ctx, s, b)
+	recordScenario(out.Entry)
 	Expect(err).NotTo(HaveOccurred())
-	d := diff.Compare(b, res.Fingerprint, diff.RulesFor(s))
-	AddReportEntry("diff", d.Text())
-	sc = run.VerifyReport(s, res, b, d)
-	sc.Seconds = time.Since(started).Round(time.Second).Seconds()
-	recordScenario(sc)
-	Expect(d.Regressed()).To(BeFalse(), "%s%s", d.Text(), acceptHint(b))
+	AddReportEntry("diff", out.Entry.Diff.Text())
+	Expect(out.Entry.Status).To(Equal(report.Passed), "verdict %s\n%s%s", out.Entry.Verdict.Summary(), out.Entry.Diff.Text(), acceptHint(b))
 }
 
 // acceptHint points at nodeprint accept where a deviation may be the noise

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/spf13/cobra"
+
+	"github.com/nodeprint/nodeprint/pkg/attribute"
+	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	"github.com/nodeprint/nodeprint/pkg/report"
+	runpkg "github.com/nodeprint/nodeprint/pkg/run"
+	"github.com/nodeprint/nodeprint/pkg/scenario"
+)
+
+// recordAnomaly runs a fault scenario and writes its anomaly fingerprint,
+// refusing to record a wrong attribution.
+func recordAnomaly(ctx context.Context, stdout io.Writer, r *runpkg.Runner, f *scenarioFlags, s *scenario.Scenario) error {
+	out, err := r.Entry(ctx, s, nil)
+	if err != nil {
+		return err
+	}
+	printScenario(stdout, &out.Entry)
+	if out.Entry.Status != report.Passed {
+		return fmt.Errorf("%s: not recorded: the verdict is not the expected one", s.Metadata.Name)
+	}
+	res := out.Fault
+	a := attribute.NewAnomaly(s.Metadata.Name, s.Spec.Fault.Name, s.Spec.Fault.Params, res.Clean.Fingerprint, res.Faulted.Fingerprint, res.Diff, res.Verdict)
+	path := attribute.AnomalyPath(f.fingerprints, s.Metadata.Name)
+	if err := a.Save(path); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s: anomaly written to %s\n", s.Metadata.Name, path)
+	return nil
+}
+
+func newRecordCmd(stdout, stderr io.Writer) *cobra.Command {
+	f := &scenarioFlags{}
+	cmd := &cobra.Command{
+		Use:   "record SCENARIO...",
+		Short: "Record baselines (fingerprints/<scenario>.yaml) and fault anomalies (fingerprints/faults/<scenario>.yaml)",
+		Long: `SCENARIO is a name under fixtures/scenarios/, a scenario file or a directory of them.
+A plain scenario runs N times and its baseline is written; a fault scenario runs clean and
+faulted once, and its anomaly fingerprint is written only when the verdict is the expected one.`,
+		Args: usageArgs(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			paths, err := expandPaths(args)
+			if err != nil {
+				return usageError{err}
+			}
+			return withScenarios(cmd.Context(), f, paths, stderr, func(ctx context.Context, r *runpkg.Runner, env fingerprint.Environment, s *scenario.Scenario) error {
+				if s.Spec.Fault != nil {
+					return recordAnomaly(ctx, stdout, r, f, s)
+				}
+				runs := s.Spec.Baseline.Runs
+				if f.runs > 0 {
+					runs = f.runs
+				}
+				b, err := r.Record(ctx, env, s, runs)
+				if err != nil {
+					return err
+				}
+				path := fingerprint.Path(f.fingerprints, s.Metadata.Name)
+				if f.add {
+					recorded := f.baselines[s.Metadata.Name]
+					if b, err = recorded.Merge(b); err != nil {
+						return fmt.Errorf("%s: %w", path, err)
+					}
+					b.Accepted = recorded.Accepted
+				}
+				if err := b.Save(path); err != nil {
+					return err
+				}
+				fmt.Fprintf(stdout, "%s: %d run(s), %d distinct selection(s), written to %s\n", s.Metadata.Name, b.Runs, len(b.Selections), path)
+				return nil
+			})
+		},
+	}
+	addScenarioFlags(cmd, f)
+	cmd.Flags().IntVar(&f.runs, "runs", 0, "runs per scenario (default: the scenario's baseline.runs, itself 5 by default)")
+	cmd.Flags().BoolVar(&f.add, "add", false, "add the new runs to the committed baseline instead of replacing it, as if all were recorded together (a non-deterministic scenario keeps the spread it saw); refused when the inputs or the Karpenter, Kubernetes or catalog differ")
+	cmd.PreRunE = func(*cobra.Command, []string) error {
+		if f.add {
+			// Loaded before any cluster is touched: a missing baseline applies nothing.
+			f.needBaseline = func(s *scenario.Scenario) bool { return s.Spec.Fault == nil }
+		}
+		return nil
+	}
+	return cmd
+}
