@@ -42,7 +42,7 @@ func healthy() *Input {
 		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("1Gi")}}}}}}
 	fp := &fingerprint.Fingerprint{Selection: fingerprint.Selection{Nodes: 2, InstanceTypes: map[string]int{"c-4x/on-demand": 2}},
 		Timing: fingerprint.Timing{NodeClaimReady: fingerprint.Percentiles{Count: 2, P50: 1, Max: 1}}, Outcomes: fingerprint.Outcomes{Running: 4}}
-	bl, _ := fingerprint.NewBaseline("s", fingerprint.Environment{}, []*fingerprint.Fingerprint{fp})
+	bl, _ := fingerprint.NewBaseline("s", fingerprint.Provenance{}, []*fingerprint.Fingerprint{fp})
 	return &Input{
 		Scenario: "s", Baseline: bl, Observed: fp, Observation: ob, Diff: &diff.Diff{},
 		Facts: Facts{
@@ -78,6 +78,8 @@ func pending(in *Input) {
 	in.Observed.Timing = fingerprint.Timing{}
 }
 
+// Each rule, given the pattern of its own fault, decides the verdict. It
+// is long because it is a table, one row per rule in the decision order.
 func TestEveryRuleDecidesItsOwnPattern(t *testing.T) {
 	cases := []struct {
 		rule   string

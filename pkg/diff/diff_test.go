@@ -22,7 +22,7 @@ func fp(types map[string]int, nodes int, cost, p90 float64) *fingerprint.Fingerp
 func baseline(t *testing.T) *fingerprint.Baseline {
 	t.Helper()
 	a := map[string]int{"c-16x-amd64-linux/on-demand": 1}
-	b, err := fingerprint.NewBaseline("web", fingerprint.Environment{}, []*fingerprint.Fingerprint{
+	b, err := fingerprint.NewBaseline("web", fingerprint.Provenance{}, []*fingerprint.Fingerprint{
 		fp(a, 1, 0.4344, 4), fp(a, 1, 0.4344, 4), fp(a, 1, 0.4344, 5), fp(a, 1, 0.4344, 4), fp(a, 1, 0.4344, 4),
 	})
 	if err != nil {
@@ -86,7 +86,7 @@ func TestTolerancesAcceptNearbySelections(t *testing.T) {
 // $6.95-$7.82/h, +24% a vCPU, inside the cost tolerance).
 func TestTolerancesDoNotHideADearerVCPU(t *testing.T) {
 	one, two := map[string]int{"c-16x-amd64-linux/on-demand": 1}, map[string]int{"c-16x-amd64-linux/on-demand": 2}
-	b, err := fingerprint.NewBaseline("burst", fingerprint.Environment{}, []*fingerprint.Fingerprint{
+	b, err := fingerprint.NewBaseline("burst", fingerprint.Provenance{}, []*fingerprint.Fingerprint{
 		fp(one, 1, 0.4344, 4), fp(two, 2, 0.8688, 4), fp(one, 1, 0.4344, 4),
 	})
 	if err != nil {

@@ -94,39 +94,7 @@ func Explain(ctx context.Context, cfg *rest.Config, c client.Client, opts ...Opt
 	if err := c.List(ctx, &nodePools); err != nil {
 		return nil, fmt.Errorf("failed to list NodePools (is Karpenter installed?): %w", err)
 	}
-	wanted := map[string]bool{}
-	for _, ns := range o.namespaces {
-		wanted[ns] = true
-	}
-	byKey := map[string]*Workload{}
-	// templates: a troubled pod's spec per workload, for workloads that
-	// are not Deployments (StatefulSets, Jobs, bare pods).
-	templates := map[string]*corev1.PodTemplateSpec{}
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		if (len(wanted) > 0 && !wanted[p.Namespace]) || (len(wanted) == 0 && systemNamespaces[p.Namespace]) {
-			continue
-		}
-		problem := Problem(p)
-		if problem == "" {
-			continue
-		}
-		key := p.Namespace + "/" + observe.WorkloadOf(p)
-		w := byKey[key]
-		if w == nil {
-			w = &Workload{Namespace: p.Namespace, Name: observe.WorkloadOf(p), Problems: map[string]int{}}
-			byKey[key] = w
-			templates[key] = &corev1.PodTemplateSpec{ObjectMeta: *p.ObjectMeta.DeepCopy(), Spec: *p.Spec.DeepCopy()}
-		}
-		w.Pods = append(w.Pods, p.Name)
-		w.Problems[problem]++
-		if np := nodePoolOf(ctx, c, p, nodePools.Items); np != "" && w.NodePool == "" {
-			w.NodePool = np
-		}
-		if problem == "Pending" && w.NodePool == "" && w.Unadmitted == "" {
-			_, w.Unadmitted = admission(p, nodePools.Items)
-		}
-	}
+	byKey, templates := troubled(ctx, c, pods.Items, nodePools.Items, o.namespaces)
 	var shapes *fit.Catalog
 	var cat *catalog.Catalog
 	if o.catalogPath != "" {
@@ -150,16 +118,57 @@ func Explain(ctx context.Context, cfg *rest.Config, c client.Client, opts ...Opt
 	out := make([]Workload, 0, len(keys))
 	for _, k := range keys {
 		w := byKey[k]
-		sort.Strings(w.Pods)
-		if w.NodePool != "" {
-			w.Unadmitted = ""
-		}
 		if err := classify(ctx, cfg, c, w, templates[k], nodePools.Items, shapes, cat, rs, o); err != nil {
 			return nil, err
 		}
 		out = append(out, *w)
 	}
 	return out, nil
+}
+
+// troubled groups the pods that have a problem by workload (namespace/name;
+// in the namespaces asked for, or all but the system ones), with the
+// NodePool that serves each and, for pending pods no NodePool admits, why;
+// templates holds a troubled pod's spec per workload, for workloads that
+// are not Deployments (StatefulSets, Jobs, bare pods).
+func troubled(ctx context.Context, c client.Client, pods []corev1.Pod, pools []karpv1.NodePool, namespaces []string) (byKey map[string]*Workload, templates map[string]*corev1.PodTemplateSpec) {
+	wanted := map[string]bool{}
+	for _, ns := range namespaces {
+		wanted[ns] = true
+	}
+	byKey, templates = map[string]*Workload{}, map[string]*corev1.PodTemplateSpec{}
+	for i := range pods {
+		p := &pods[i]
+		if (len(wanted) > 0 && !wanted[p.Namespace]) || (len(wanted) == 0 && systemNamespaces[p.Namespace]) {
+			continue
+		}
+		problem := Problem(p)
+		if problem == "" {
+			continue
+		}
+		key := p.Namespace + "/" + observe.WorkloadOf(p)
+		w := byKey[key]
+		if w == nil {
+			w = &Workload{Namespace: p.Namespace, Name: observe.WorkloadOf(p), Problems: map[string]int{}}
+			byKey[key] = w
+			templates[key] = &corev1.PodTemplateSpec{ObjectMeta: *p.ObjectMeta.DeepCopy(), Spec: *p.Spec.DeepCopy()}
+		}
+		w.Pods = append(w.Pods, p.Name)
+		w.Problems[problem]++
+		if np := nodePoolOf(ctx, c, p, pools); np != "" && w.NodePool == "" {
+			w.NodePool = np
+		}
+		if problem == "Pending" && w.NodePool == "" && w.Unadmitted == "" {
+			_, w.Unadmitted = admission(p, pools)
+		}
+	}
+	for _, w := range byKey {
+		sort.Strings(w.Pods)
+		if w.NodePool != "" {
+			w.Unadmitted = ""
+		}
+	}
+	return byKey, templates
 }
 
 // Problem says what is wrong with a pod now, or "" when nothing is.

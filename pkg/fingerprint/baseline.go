@@ -42,10 +42,10 @@ const (
 
 // Baseline is a fingerprint recorded from repeated runs, with the spread it saw.
 type Baseline struct {
-	SchemaVersion int         `json:"schemaVersion"`
-	Scenario      string      `json:"scenario"`
-	Environment   Environment `json:"environment"`
-	Runs          int         `json:"runs"`
+	SchemaVersion int        `json:"schemaVersion"`
+	Scenario      string     `json:"scenario"`
+	Provenance    Provenance `json:"environment"`
+	Runs          int        `json:"runs"`
 	// Selections are the distinct selections seen, most frequent first.
 	Selections  []SeenSelection `json:"selections"`
 	Zones       Range           `json:"zones"`
@@ -74,8 +74,8 @@ func (b *Baseline) NoInputs() string {
 		b.Scenario, b.SchemaVersion, b.Scenario)
 }
 
-// Environment records what the baseline was recorded with.
-type Environment struct {
+// Provenance records what the baseline was recorded with.
+type Provenance struct {
 	Karpenter     string `json:"karpenter"`
 	Kubernetes    string `json:"kubernetes"`
 	Catalog       string `json:"catalog"`
@@ -171,11 +171,11 @@ func maxOf(xs []float64) float64 {
 }
 
 // NewBaseline aggregates the fingerprints of repeated runs.
-func NewBaseline(scenario string, env Environment, fps []*Fingerprint) (*Baseline, error) {
+func NewBaseline(scenario string, env Provenance, fps []*Fingerprint) (*Baseline, error) {
 	if len(fps) == 0 {
 		return nil, errors.New("a baseline needs at least one run")
 	}
-	b := &Baseline{SchemaVersion: SchemaVersion, Scenario: scenario, Environment: env, Outcomes: fps[0].Outcomes}
+	b := &Baseline{SchemaVersion: SchemaVersion, Scenario: scenario, Provenance: env, Outcomes: fps[0].Outcomes}
 	if err := b.add(fps); err != nil {
 		return nil, err
 	}
@@ -218,10 +218,10 @@ func (b *Baseline) Merge(o *Baseline) (*Baseline, error) {
 		return nil, fmt.Errorf("baselines of %s and %s cannot be merged", b.Scenario, o.Scenario)
 	case b.Outcomes != o.Outcomes:
 		return nil, fmt.Errorf("the recorded runs ended with %+v, the new ones with %+v: a baseline must end the same way every run", b.Outcomes, o.Outcomes)
-	case b.Environment.Karpenter != o.Environment.Karpenter || b.Environment.Kubernetes != o.Environment.Kubernetes ||
-		b.Environment.CatalogDigest != o.Environment.CatalogDigest:
+	case b.Provenance.Karpenter != o.Provenance.Karpenter || b.Provenance.Kubernetes != o.Provenance.Kubernetes ||
+		b.Provenance.CatalogDigest != o.Provenance.CatalogDigest:
 		return nil, fmt.Errorf("the recorded runs are of Karpenter %s, Kubernetes %s, catalog %.8s, the new ones of %s, %s, %.8s: record afresh",
-			b.Environment.Karpenter, b.Environment.Kubernetes, b.Environment.CatalogDigest, o.Environment.Karpenter, o.Environment.Kubernetes, o.Environment.CatalogDigest)
+			b.Provenance.Karpenter, b.Provenance.Kubernetes, b.Provenance.CatalogDigest, o.Provenance.Karpenter, o.Provenance.Kubernetes, o.Provenance.CatalogDigest)
 	}
 	if b.Inputs != nil {
 		if d := inputs.Diff(b.Inputs, o.Inputs); len(d) > 0 {
@@ -275,7 +275,7 @@ func (b *Baseline) clone() *Baseline {
 		s.InstanceTypes = maps.Clone(s.InstanceTypes)
 		nb.Selections[i] = s
 	}
-	nb.Environment.KarpenterSettings = maps.Clone(b.Environment.KarpenterSettings)
+	nb.Provenance.KarpenterSettings = maps.Clone(b.Provenance.KarpenterSettings)
 	nb.Accepted = slices.Clone(b.Accepted)
 	for _, s := range []*Samples{&nb.Timing.PodReadyP50, &nb.Timing.PodReadyP90, &nb.Timing.NodeClaimReadyP50, &nb.Timing.NodeClaimReadyP90} {
 		s.Values = slices.Clone(s.Values)

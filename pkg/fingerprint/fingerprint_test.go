@@ -98,7 +98,7 @@ func fp(key map[string]int, nodes int, cost, podP90 float64) *Fingerprint {
 func TestBaselineKeepsTheSpread(t *testing.T) {
 	a := map[string]int{"c-16x/on-demand": 1}
 	b := map[string]int{"c-8x/on-demand": 2}
-	bl, err := NewBaseline("s", Environment{Karpenter: "v1.14.1"}, []*Fingerprint{fp(a, 1, 0.4, 4), fp(b, 2, 0.44, 5), fp(a, 1, 0.4, 4), fp(a, 1, 0.4, 6), fp(a, 1, 0.4, 4)})
+	bl, err := NewBaseline("s", Provenance{Karpenter: "v1.14.1"}, []*Fingerprint{fp(a, 1, 0.4, 4), fp(b, 2, 0.44, 5), fp(a, 1, 0.4, 4), fp(a, 1, 0.4, 6), fp(a, 1, 0.4, 4)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +112,7 @@ func TestBaselineKeepsTheSpread(t *testing.T) {
 	if s := bl.Timing.PodReadyP90; s.Median != 4 || s.MAD != 0 || s.Limit != 8 {
 		t.Fatalf("p90 samples %+v", s)
 	}
-	if _, err := NewBaseline("s", Environment{}, []*Fingerprint{fp(a, 1, 0.4, 4), {Outcomes: Outcomes{Pending: 1}}}); err == nil {
+	if _, err := NewBaseline("s", Provenance{}, []*Fingerprint{fp(a, 1, 0.4, 4), {Outcomes: Outcomes{Pending: 1}}}); err == nil {
 		t.Fatal("runs that end differently cannot make a baseline")
 	}
 }
@@ -125,7 +125,7 @@ func TestAddIsRecordingMoreRuns(t *testing.T) {
 	c := map[string]int{"c-32x/on-demand": 1}
 	runs := []*Fingerprint{fp(a, 1, 0.4, 4), fp(b, 2, 0.44, 5), fp(a, 1, 0.4, 4), fp(c, 1, 0.8, 9), fp(b, 2, 0.44, 5)}
 	runs[3].Selection.Zones, runs[3].Selection.PodsPerNodeMax = 3, 11
-	env := Environment{Karpenter: "v1.14.1", KarpenterSettings: map[string]string{}}
+	env := Provenance{Karpenter: "v1.14.1", KarpenterSettings: map[string]string{}}
 	all, err := NewBaseline("s", env, runs)
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +176,7 @@ func TestRobustLimit(t *testing.T) {
 }
 
 func TestSaveLoadRoundTripAndStrictness(t *testing.T) {
-	bl, err := NewBaseline("s", Environment{Karpenter: "v1.14.1", KarpenterSettings: map[string]string{}}, []*Fingerprint{fp(map[string]int{"x/on-demand": 1}, 1, 0.1, 3)})
+	bl, err := NewBaseline("s", Provenance{Karpenter: "v1.14.1", KarpenterSettings: map[string]string{}}, []*Fingerprint{fp(map[string]int{"x/on-demand": 1}, 1, 0.1, 3)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +262,7 @@ func TestMergeIsRecordingTogether(t *testing.T) {
 	c := map[string]int{"c-32x/on-demand": 1}
 	runs := []*Fingerprint{fp(a, 1, 0.4, 4), fp(b, 2, 0.44, 5), fp(a, 1, 0.4, 4), fp(c, 1, 0.8, 9), fp(b, 2, 0.44, 5)}
 	runs[3].Selection.Zones, runs[3].Selection.PodsPerNodeMax = 3, 11
-	env := Environment{Karpenter: "v1.14.1", CatalogDigest: "d", KarpenterSettings: map[string]string{}}
+	env := Provenance{Karpenter: "v1.14.1", CatalogDigest: "d", KarpenterSettings: map[string]string{}}
 	in := &inputs.Inputs{Karpenter: inputs.Karpenter{Version: "v1.14.1"}}
 	all, err := NewBaseline("s", env, runs)
 	if err != nil {
@@ -292,7 +292,7 @@ func TestMergeIsRecordingTogether(t *testing.T) {
 		t.Errorf("merging runs of other inputs: %v, want a refusal", err)
 	}
 	elsewhere := *newer
-	elsewhere.Environment.CatalogDigest = "e"
+	elsewhere.Provenance.CatalogDigest = "e"
 	if _, err := older.Merge(&elsewhere); err == nil || !strings.Contains(err.Error(), "record afresh") {
 		t.Errorf("merging runs of another catalog: %v, want a refusal", err)
 	}

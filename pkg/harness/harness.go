@@ -35,9 +35,9 @@ type Harness struct {
 	Name string
 	// Runner runs scenarios on the cluster, supervised.
 	Runner *run.Runner
-	// Recorded is what a baseline recorded on this cluster says it was
+	// Provenance is what a baseline recorded on this cluster says it was
 	// made with (Karpenter's and Kubernetes' versions).
-	Recorded fingerprint.Environment
+	Provenance fingerprint.Provenance
 
 	watch *supervise.Watcher
 	// started: Close brings the cluster down.
@@ -120,7 +120,7 @@ func New(ctx context.Context, opts ...Option) (h *Harness, err error) {
 			return nil, err
 		}
 	}
-	h = &Harness{o: o, Recorded: run.Environment(o.toolchain)}
+	h = &Harness{o: o, Provenance: run.Provenance(o.toolchain)}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, h.Close(context.WithoutCancel(ctx)))
@@ -224,7 +224,7 @@ func (h *Harness) newRunner(ctx context.Context) error {
 			catalog = h.o.toolchain.Paths().InstanceTypes
 		}
 		catalogs = run.FixedCatalog(catalog)
-		h.Recorded.Karpenter, h.Recorded.Kubernetes = st.KarpenterVersion, st.KubernetesVersion
+		h.Provenance.Karpenter, h.Provenance.Kubernetes = st.KarpenterVersion, st.KubernetesVersion
 		ropts = append(ropts, run.WithKarpenter(inputs.Karpenter{Version: st.KarpenterVersion}))
 	}
 	if h.started {

@@ -6,6 +6,8 @@ import (
 	"encoding/xml"
 	"fmt"
 	"strings"
+
+	"github.com/nodeprint/nodeprint/pkg/attribute"
 )
 
 // JSON is the report as versioned JSON, redacted.
@@ -26,17 +28,32 @@ func (r *Report) JSON() ([]byte, error) {
 // deviations and evidence of the ones that did not pass.
 func (r *Report) Markdown() ([]byte, error) {
 	var b bytes.Buffer
+	r.markdownHeader(&b)
+	b.WriteString("| | scenario | verdict | expected | seconds |\n|---|---|---|---|---|\n")
+	for _, s := range r.Scenarios {
+		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %.0f |\n", statusIcon(s.Status), s.Name, cell(verdictText(&s)), cell(expectedText(&s)), s.Seconds)
+	}
+	for i := range r.Scenarios {
+		if r.Scenarios[i].Status != Passed {
+			markdownScenario(&b, &r.Scenarios[i])
+		}
+	}
+	return b.Bytes(), nil
+}
+
+// markdownHeader is the summary line, the environment and the upgrade.
+func (r *Report) markdownHeader(b *bytes.Buffer) {
 	icon := "✅"
 	if r.Summary.Failed > 0 || r.Summary.Errors > 0 {
 		icon = "❌"
 	}
-	fmt.Fprintf(&b, "## %s nodeprint %s: %d passed, %d failed, %d errors\n\n", icon, r.Command, r.Summary.Passed, r.Summary.Failed, r.Summary.Errors)
+	fmt.Fprintf(b, "## %s nodeprint %s: %d passed, %d failed, %d errors\n\n", icon, r.Command, r.Summary.Passed, r.Summary.Failed, r.Summary.Errors)
 	var meta []string
-	if r.Environment.Karpenter != "" {
-		meta = append(meta, "Karpenter "+r.Environment.Karpenter)
+	if r.Stack.Karpenter != "" {
+		meta = append(meta, "Karpenter "+r.Stack.Karpenter)
 	}
-	if r.Environment.Kubernetes != "" {
-		meta = append(meta, "Kubernetes "+r.Environment.Kubernetes)
+	if r.Stack.Kubernetes != "" {
+		meta = append(meta, "Kubernetes "+r.Stack.Kubernetes)
 	}
 	if r.Shard != "" {
 		meta = append(meta, "shard "+r.Shard)
@@ -45,71 +62,74 @@ func (r *Report) Markdown() ([]byte, error) {
 		meta = append(meta, fmt.Sprintf("parallel %d", r.Parallel))
 	}
 	meta = append(meta, fmt.Sprintf("%s, exit code %d", r.Finished.Sub(r.Started).Round(1e9), r.Summary.ExitCode))
-	fmt.Fprintf(&b, "%s\n\n", strings.Join(meta, " · "))
+	fmt.Fprintf(b, "%s\n\n", strings.Join(meta, " · "))
 	if line := r.UpgradeLine(); line != "" {
-		fmt.Fprintf(&b, "**%s**\n\n", line)
+		fmt.Fprintf(b, "**%s**\n\n", line)
 	}
-	b.WriteString("| | scenario | verdict | expected | seconds |\n|---|---|---|---|---|\n")
-	for _, s := range r.Scenarios {
-		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %.0f |\n", statusIcon(s.Status), s.Name, cell(verdictText(&s)), cell(expectedText(&s)), s.Seconds)
+}
+
+// markdownScenario is a scenario that did not pass, in detail: its error,
+// or its verdict, diff, effect, input changes and runbook.
+func markdownScenario(b *bytes.Buffer, s *Scenario) {
+	fmt.Fprintf(b, "\n### %s `%s`\n\n", statusIcon(s.Status), s.Name)
+	if s.Error != "" {
+		fmt.Fprintf(b, "Error: %s\n", s.Error)
+		return
 	}
-	for _, s := range r.Scenarios {
-		if s.Status == Passed {
-			continue
-		}
-		fmt.Fprintf(&b, "\n### %s `%s`\n\n", statusIcon(s.Status), s.Name)
-		if s.Error != "" {
-			fmt.Fprintf(&b, "Error: %s\n", s.Error)
-			continue
-		}
-		if v := s.Verdict; v != nil {
-			fmt.Fprintf(&b, "Verdict **%s**", v.Verdict)
-			if v.Rule != "" {
-				fmt.Fprintf(&b, " by `%s` (%s); owner: %s", v.Rule, v.Title.En, v.Owner.En)
-			}
-			b.WriteString("\n\n")
-			if v.Reason != "" {
-				fmt.Fprintf(&b, "%s\n\n", v.Reason)
-			}
-			if len(v.Fired) > 0 {
-				for _, e := range v.Fired[0].Evidence {
-					fmt.Fprintf(&b, "- evidence: `%s`\n", e.String())
-				}
-				b.WriteString("\n")
-			}
-		}
-		if s.Diff != nil && len(s.Diff.Deviations) > 0 {
-			b.WriteString("| field | baseline | observed | severity |\n|---|---|---|---|\n")
-			for _, d := range s.Diff.Deviations {
-				fmt.Fprintf(&b, "| `%s` | %s | %s | %s |\n", d.Path, cell(d.Baseline), cell(d.Observed), d.Severity)
-			}
-			b.WriteString("\n")
-		}
-		if e := Effect(s.Baseline, s.Observed); e != "" && s.Fault == "" {
-			fmt.Fprintf(&b, "Effect on provisioning: %s\n\n", e)
-		}
-		if ic := s.Inputs; ic != nil {
-			switch {
-			case ic.Unknown != "":
-				fmt.Fprintf(&b, "Inputs not compared: %s\n\n", ic.Unknown)
-			case len(ic.Changes) > 0:
-				b.WriteString("| input | baseline | now |\n|---|---|---|\n")
-				for _, c := range ic.Changes {
-					fmt.Fprintf(&b, "| `%s` | %s | %s |\n", c.Path, cell(orNone(c.Was)), cell(orNone(c.Now)))
-				}
-				fmt.Fprintf(&b, "\nIf the change is intended, accept it as the new baseline: `%s`\n\n", ic.Accept)
-			default:
-				b.WriteString("Inputs: unchanged since the baseline.\n\n")
-			}
-		}
-		if s.Failure != "" {
-			fmt.Fprintf(&b, "Failure: %s\n\n", cell(s.Failure))
-		}
-		if s.Runbook != "" {
-			fmt.Fprintf(&b, "Runbook: `%s`\n", s.Runbook)
-		}
+	if v := s.Verdict; v != nil {
+		markdownVerdict(b, v)
 	}
-	return b.Bytes(), nil
+	if s.Diff != nil && len(s.Diff.Deviations) > 0 {
+		b.WriteString("| field | baseline | observed | severity |\n|---|---|---|---|\n")
+		for _, d := range s.Diff.Deviations {
+			fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", d.Path, cell(d.Baseline), cell(d.Observed), d.Severity)
+		}
+		b.WriteString("\n")
+	}
+	if e := Effect(s.Baseline, s.Observed); e != "" && s.Fault == "" {
+		fmt.Fprintf(b, "Effect on provisioning: %s\n\n", e)
+	}
+	if ic := s.Inputs; ic != nil {
+		markdownInputs(b, ic)
+	}
+	if s.Failure != "" {
+		fmt.Fprintf(b, "Failure: %s\n\n", cell(s.Failure))
+	}
+	if s.Runbook != "" {
+		fmt.Fprintf(b, "Runbook: `%s`\n", s.Runbook)
+	}
+}
+
+func markdownVerdict(b *bytes.Buffer, v *attribute.Verdict) {
+	fmt.Fprintf(b, "Verdict **%s**", v.Verdict)
+	if v.Rule != "" {
+		fmt.Fprintf(b, " by `%s` (%s); owner: %s", v.Rule, v.Title.En, v.Owner.En)
+	}
+	b.WriteString("\n\n")
+	if v.Reason != "" {
+		fmt.Fprintf(b, "%s\n\n", v.Reason)
+	}
+	if len(v.Fired) > 0 {
+		for _, e := range v.Fired[0].Evidence {
+			fmt.Fprintf(b, "- evidence: `%s`\n", e.String())
+		}
+		b.WriteString("\n")
+	}
+}
+
+func markdownInputs(b *bytes.Buffer, ic *InputChanges) {
+	switch {
+	case ic.Unknown != "":
+		fmt.Fprintf(b, "Inputs not compared: %s\n\n", ic.Unknown)
+	case len(ic.Changes) > 0:
+		b.WriteString("| input | baseline | now |\n|---|---|---|\n")
+		for _, c := range ic.Changes {
+			fmt.Fprintf(b, "| `%s` | %s | %s |\n", c.Path, cell(orNone(c.Was)), cell(orNone(c.Now)))
+		}
+		fmt.Fprintf(b, "\nIf the change is intended, accept it as the new baseline: `%s`\n\n", ic.Accept)
+	default:
+		b.WriteString("Inputs: unchanged since the baseline.\n\n")
+	}
 }
 
 func statusIcon(s string) string {

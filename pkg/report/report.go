@@ -45,9 +45,9 @@ type Report struct {
 	Started  time.Time `json:"started"`
 	Finished time.Time `json:"finished"`
 	// Shard is "I/N" when the invocation ran a slice of the catalog.
-	Shard       string      `json:"shard,omitempty"`
-	Parallel    int         `json:"parallel,omitempty"`
-	Environment Environment `json:"environment"`
+	Shard    string `json:"shard,omitempty"`
+	Parallel int    `json:"parallel,omitempty"`
+	Stack    Stack  `json:"environment"`
 	// Upgrade is set by a Karpenter upgrade check (--karpenter-version).
 	Upgrade   *Upgrade   `json:"upgrade,omitempty"`
 	Summary   Summary    `json:"summary"`
@@ -66,8 +66,8 @@ type Upgrade struct {
 	Differing []string `json:"differing"`
 }
 
-// Environment is what the runs ran on.
-type Environment struct {
+// Stack is what the runs ran on.
+type Stack struct {
 	Karpenter  string `json:"karpenter,omitempty"`
 	Kubernetes string `json:"kubernetes,omitempty"`
 	Cluster    string `json:"cluster,omitempty"`
@@ -233,8 +233,8 @@ func (r *Report) Finish(finished time.Time, exitCode int) {
 		u.Differing = []string{}
 		from := map[string]bool{}
 		for _, s := range r.Scenarios {
-			if s.Baseline != nil && s.Fault == "" && s.Baseline.Environment.Karpenter != "" {
-				from[s.Baseline.Environment.Karpenter] = true
+			if s.Baseline != nil && s.Fault == "" && s.Baseline.Provenance.Karpenter != "" {
+				from[s.Baseline.Provenance.Karpenter] = true
 			}
 			if s.Status != Passed || (s.Fault == "" && s.Diff != nil && len(s.Diff.Deviations) > 0) {
 				u.Differing = append(u.Differing, s.Name)

@@ -73,7 +73,7 @@ func TestTimelineCountsEachPhase(t *testing.T) {
 
 func sampleReport() *report.Report {
 	r := report.New("run", t0)
-	r.Environment = report.Environment{Karpenter: "v1.14.1", Kubernetes: "v1.36.3"}
+	r.Stack = report.Stack{Karpenter: "v1.14.1", Kubernetes: "v1.36.3"}
 	r.Add(report.Scenario{Name: "web-service", File: "fixtures/scenarios/web-service.yaml", Status: report.Passed, Seconds: 31,
 		Runs: []string{"web-service-abcde"}, Verdict: &attribute.Verdict{Verdict: attribute.None, Reason: "no rule fired and the fingerprint matches the baseline", Fired: []attribute.Fired{}},
 		Diff: &diff.Diff{Scenario: "web-service", Deviations: []diff.Deviation{}}, Timeline: report.TimelineOf(observation(), time.Time{})})
@@ -233,9 +233,9 @@ func TestHTMLInChromium(t *testing.T) {
 // not a plain scenario that matched, nor a fault scenario's expected diff.
 func TestUpgradeNamesEveryScenarioThatDiffers(t *testing.T) {
 	r := report.New("verify", t0)
-	r.Environment = report.Environment{Karpenter: "v1.15.0", Kubernetes: "v1.36.3"}
+	r.Stack = report.Stack{Karpenter: "v1.15.0", Kubernetes: "v1.36.3"}
 	r.Upgrade = &report.Upgrade{To: "v1.15.0"}
-	base := &fingerprint.Baseline{Scenario: "x", Environment: fingerprint.Environment{Karpenter: "v1.14.1"}}
+	base := &fingerprint.Baseline{Scenario: "x", Provenance: fingerprint.Provenance{Karpenter: "v1.14.1"}}
 	dev := func(sev diff.Severity) *diff.Diff {
 		return &diff.Diff{Deviations: []diff.Deviation{{Path: "selection.zones", Baseline: "2", Observed: "3", Rule: "r", Severity: sev}}}
 	}

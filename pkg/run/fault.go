@@ -64,7 +64,7 @@ func (r *Runner) RunFault(ctx context.Context, s *scenario.Scenario, opts ...Fau
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: baseline run: %w", s.Metadata.Name, err)
 	}
-	bl, err := fingerprint.NewBaseline(s.Metadata.Name, fingerprint.Environment{}, []*fingerprint.Fingerprint{base.Fingerprint})
+	bl, err := fingerprint.NewBaseline(s.Metadata.Name, fingerprint.Provenance{}, []*fingerprint.Fingerprint{base.Fingerprint})
 	if err != nil {
 		return nil, err
 	}

@@ -99,7 +99,7 @@ func (in *pipelineInput) selfBaseline(tb testing.TB) *fingerprint.Baseline {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	bl, err := fingerprint.NewBaseline(in.s.Metadata.Name, fingerprint.Environment{}, []*fingerprint.Fingerprint{fp})
+	bl, err := fingerprint.NewBaseline(in.s.Metadata.Name, fingerprint.Provenance{}, []*fingerprint.Fingerprint{fp})
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 )
 
 // Record runs a scenario n times and aggregates the runs into a baseline.
-func (r *Runner) Record(ctx context.Context, env fingerprint.Environment, s *scenario.Scenario, n int) (*fingerprint.Baseline, error) {
+func (r *Runner) Record(ctx context.Context, env fingerprint.Provenance, s *scenario.Scenario, n int) (*fingerprint.Baseline, error) {
 	var fps []*fingerprint.Fingerprint
 	var applied *inputs.Inputs
 	for i := 0; i < n; i++ {

@@ -14,10 +14,10 @@ func Loader(tc *toolchain.Toolchain) *scenario.Loader {
 	return &scenario.Loader{FixturesDir: repo.At(tc.Root).Fixtures(), GenericCatalog: tc.Paths().InstanceTypes, ValidateFault: faults.Validate}
 }
 
-// Environment is what a baseline records it was made with; the catalog
+// Provenance is what a baseline records it was made with; the catalog
 // fields are filled in by Record. Karpenter runs with its defaults.
-func Environment(tc *toolchain.Toolchain) fingerprint.Environment {
-	return fingerprint.Environment{Karpenter: tc.Versions.Karpenter, Kubernetes: tc.Versions.Kubernetes, KarpenterSettings: map[string]string{}}
+func Provenance(tc *toolchain.Toolchain) fingerprint.Provenance {
+	return fingerprint.Provenance{Karpenter: tc.Versions.Karpenter, Kubernetes: tc.Versions.Kubernetes, KarpenterSettings: map[string]string{}}
 }
 
 // ObservationEnv names the observation (gzipped JSON) BenchmarkPipeline

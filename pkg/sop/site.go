@@ -245,17 +245,17 @@ func (s *site) baseline(b *fingerprint.Baseline, sc *scenario.Scenario) baseline
 		}
 		v.Workloads = strings.Join(ws, "; ")
 	}
-	v.Catalog = b.Environment.Catalog
+	v.Catalog = b.Provenance.Catalog
 	settings := msg(l, "defaults")
-	if len(b.Environment.KarpenterSettings) > 0 {
+	if len(b.Provenance.KarpenterSettings) > 0 {
 		var kv []string
-		for k, x := range b.Environment.KarpenterSettings {
+		for k, x := range b.Provenance.KarpenterSettings {
 			kv = append(kv, k+"="+x)
 		}
 		sort.Strings(kv)
 		settings = strings.Join(kv, ", ")
 	}
-	v.Recorded = fmt.Sprintf(msg(l, "recordedWith"), b.Environment.Karpenter, b.Environment.Kubernetes, b.Runs, settings)
+	v.Recorded = fmt.Sprintf(msg(l, "recordedWith"), b.Provenance.Karpenter, b.Provenance.Kubernetes, b.Runs, settings)
 	for _, a := range b.Accepted {
 		v.Accepted = append(v.Accepted, fmt.Sprintf("`%s`: %s", a.Run, a.Reason))
 	}

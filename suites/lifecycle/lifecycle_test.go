@@ -273,7 +273,7 @@ var _ = Describe("nodeprint verify --karpenter-version", Label("suite:lifecycle"
 		Expect(res.Stdout).To(ContainSubstring(fmt.Sprintf("Karpenter upgrade check %s → %s: none of the 1 scenario(s) differs from its baseline", version, version)))
 		rep := cli.ExpectReport(dir, 0, "web-service", "passed")
 		Expect(rep.Upgrade).To(Equal(&report.Upgrade{From: version, To: version, Differing: []string{}}))
-		Expect(rep.Environment.Karpenter).To(Equal(version))
+		Expect(rep.Stack.Karpenter).To(Equal(version))
 	}, SpecTimeout(4*time.Minute))
 })
 

@@ -363,7 +363,7 @@ func median(v []float64) float64 {
 // itself (the benchmark scenarios have none recorded), the diff and the
 // rules.
 func classify(s *scenario.Scenario, res *run.Result) (*diff.Diff, *attribute.Verdict, error) {
-	bl, err := fingerprint.NewBaseline(s.Metadata.Name, fingerprint.Environment{}, []*fingerprint.Fingerprint{res.Fingerprint})
+	bl, err := fingerprint.NewBaseline(s.Metadata.Name, fingerprint.Provenance{}, []*fingerprint.Fingerprint{res.Fingerprint})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -151,9 +151,9 @@ func errorSuffix(sc report.Scenario) string {
 func sameBaseline(committed, compared *fingerprint.Baseline) bool {
 	a, b := *committed, *compared
 	// An empty settings map is written as {} and may come back as nil.
-	if len(a.Environment.KarpenterSettings) == 0 && len(b.Environment.KarpenterSettings) == 0 {
-		a.Environment.KarpenterSettings, b.Environment.KarpenterSettings = nil, nil
-	} else if !maps.Equal(a.Environment.KarpenterSettings, b.Environment.KarpenterSettings) {
+	if len(a.Provenance.KarpenterSettings) == 0 && len(b.Provenance.KarpenterSettings) == 0 {
+		a.Provenance.KarpenterSettings, b.Provenance.KarpenterSettings = nil, nil
+	} else if !maps.Equal(a.Provenance.KarpenterSettings, b.Provenance.KarpenterSettings) {
 		return false
 	}
 	ja, errA := json.Marshal(a)

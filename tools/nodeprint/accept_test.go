@@ -28,7 +28,7 @@ func acceptRun(sel map[string]int, cost, p90 float64, running int) *fingerprint.
 func acceptFixture(t *testing.T, mutate func(*report.Report)) (dir, reportPath string) {
 	t.Helper()
 	dir = t.TempDir()
-	env := fingerprint.Environment{Karpenter: "v1.14.1", Kubernetes: "v1.36.3", Catalog: "kwok-generic", KarpenterSettings: map[string]string{}}
+	env := fingerprint.Provenance{Karpenter: "v1.14.1", Kubernetes: "v1.36.3", Catalog: "kwok-generic", KarpenterSettings: map[string]string{}}
 	usual := map[string]int{"c-64x/on-demand": 1, "c-192x/on-demand": 1}
 	rep := report.New("verify", time.Date(2026, 12, 1, 10, 51, 0, 0, time.UTC))
 	for _, name := range []string{"burst", "web"} {

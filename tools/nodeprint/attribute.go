@@ -50,7 +50,7 @@ Exits 1 when any run lands off the diagonal or fails.`,
 				return usageError{err}
 			}
 			m := attribute.NewMatrix()
-			err = withScenarios(cmd.Context(), f, paths, stderr, func(ctx context.Context, r *runpkg.Runner, _ fingerprint.Environment, s *scenario.Scenario) error {
+			err = withScenarios(cmd.Context(), f, paths, stderr, func(ctx context.Context, r *runpkg.Runner, _ fingerprint.Provenance, s *scenario.Scenario) error {
 				if s.Spec.Fault == nil || s.Spec.Fault.Expect == nil {
 					return usageError{fmt.Errorf("%s: the matrix needs fault scenarios with spec.fault.expect", s.Path)}
 				}

@@ -69,6 +69,8 @@ func yamlBomb() string {
 
 // Every malformed input fails with exit 2 and a message naming the file
 // (and the field and line where there is one) before any cluster starts.
+// It is long because it is a table, one row per bad input: the rows read
+// best side by side.
 func TestBadInputTable(t *testing.T) {
 	scenarioWith := func(old, new string) string {
 		if !strings.Contains(goodScenario, old) {

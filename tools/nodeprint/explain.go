@@ -17,13 +17,16 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/redact"
 )
 
+// explainFlags are explain's flags.
+type explainFlags struct {
+	name, kubeconfig, catalogPath string
+	namespaces                    []string
+	asJSON                        bool
+	timeout                       time.Duration
+}
+
 func newExplainCmd(stdout io.Writer) *cobra.Command {
-	var (
-		name, kubeconfig, catalogPath string
-		namespaces                    []string
-		asJSON                        bool
-		timeout                       time.Duration
-	)
+	f := &explainFlags{}
 	cmd := &cobra.Command{
 		Use:   "explain",
 		Short: "Attribute what is wrong on a live cluster now: per troubled workload, the layer, the rule and its evidence (read-only)",
@@ -39,68 +42,80 @@ allocatable resources come from the Node objects, and pods no NodePool admits re
 inconclusive, since only the catalog tells a policy that excludes instances (L2) from pods
 asking for what no instance offers (L3)). A workload no rule explains is inconclusive.`,
 		Args: usageArgs(cobra.NoArgs),
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if (name == "") == (kubeconfig == "") {
-				return usageError{fmt.Errorf("give either --cluster NAME (a local cluster) or --kubeconfig PATH")}
-			}
-			var opts []explain.Option
-			if name != "" {
-				local, err := cluster.NewLocal(cluster.WithName(name))
-				if err != nil {
-					return usageError{err}
-				}
-				if _, err := local.Status(cmd.Context()); err != nil {
-					return err
-				}
-				kubeconfig = local.Kubeconfig()
-				opts = append(opts, explain.WithCatalog(local.Catalog()), explain.WithHealth(func(ctx2 context.Context) string {
-					st, err := local.Status(ctx2)
-					if err != nil {
-						return err.Error()
-					}
-					return st.Problem()
-				}))
-			}
-			if catalogPath != "" {
-				opts = append(opts, explain.WithCatalog(catalogPath))
-			}
-			if len(namespaces) > 0 {
-				opts = append(opts, explain.InNamespaces(namespaces...))
-			}
-			opts = append(opts, explain.WithTimeout(timeout))
-			cfg, err := kube.Config(kubeconfig)
-			if err != nil {
-				return usageError{err}
-			}
-			c, err := kube.NewClient(kubeconfig)
-			if err != nil {
-				return usageError{err}
-			}
-			ws, err := explain.Explain(cmd.Context(), cfg, c, opts...)
-			if err != nil {
-				return &cluster.PhaseError{Phase: "explain", Err: err}
-			}
-			// The cluster may be anyone's: what its pods and events say
-			// is masked before it is printed.
-			if ws, err = redact.Value(ws); err != nil {
-				return err
-			}
-			if asJSON {
-				enc := json.NewEncoder(stdout)
-				enc.SetIndent("", "  ")
-				return enc.Encode(ws)
-			}
-			printExplained(stdout, ws)
-			return nil
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return runExplain(cmd.Context(), stdout, f) },
 	}
-	cmd.Flags().StringVar(&name, "cluster", "", "a running local nodeprint cluster")
-	cmd.Flags().StringVar(&kubeconfig, "kubeconfig", "", "the kubeconfig of any cluster that runs Karpenter")
-	cmd.Flags().StringVar(&catalogPath, "catalog", "", "the KWOK provider instance-types file Karpenter uses (enables the fit rules and prices)")
-	cmd.Flags().StringSliceVarP(&namespaces, "namespace", "n", nil, "only these namespaces (default: all but kube-system, kube-public, kube-node-lease, karpenter)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the workloads and verdicts as JSON")
-	cmd.Flags().DurationVar(&timeout, "timeout", time.Minute, "bound on reading the cluster")
+	cmd.Flags().StringVar(&f.name, "cluster", "", "a running local nodeprint cluster")
+	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "the kubeconfig of any cluster that runs Karpenter")
+	cmd.Flags().StringVar(&f.catalogPath, "catalog", "", "the KWOK provider instance-types file Karpenter uses (enables the fit rules and prices)")
+	cmd.Flags().StringSliceVarP(&f.namespaces, "namespace", "n", nil, "only these namespaces (default: all but kube-system, kube-public, kube-node-lease, karpenter)")
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, "print the workloads and verdicts as JSON")
+	cmd.Flags().DurationVar(&f.timeout, "timeout", time.Minute, "bound on reading the cluster")
 	return cmd
+}
+
+func runExplain(ctx context.Context, stdout io.Writer, f *explainFlags) error {
+	if (f.name == "") == (f.kubeconfig == "") {
+		return usageError{fmt.Errorf("give either --cluster NAME (a local cluster) or --kubeconfig PATH")}
+	}
+	kubeconfig, opts, err := explainTarget(ctx, f)
+	if err != nil {
+		return err
+	}
+	cfg, err := kube.Config(kubeconfig)
+	if err != nil {
+		return usageError{err}
+	}
+	c, err := kube.NewClient(kubeconfig)
+	if err != nil {
+		return usageError{err}
+	}
+	ws, err := explain.Explain(ctx, cfg, c, opts...)
+	if err != nil {
+		return &cluster.PhaseError{Phase: "explain", Err: err}
+	}
+	// The cluster may be anyone's: what its pods and events say is masked
+	// before it is printed.
+	if ws, err = redact.Value(ws); err != nil {
+		return err
+	}
+	if f.asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(ws)
+	}
+	printExplained(stdout, ws)
+	return nil
+}
+
+// explainTarget is the kubeconfig to explain and the options: a local
+// cluster's catalog and health, or what the flags give for any other.
+func explainTarget(ctx context.Context, f *explainFlags) (string, []explain.Option, error) {
+	kubeconfig := f.kubeconfig
+	var opts []explain.Option
+	if f.name != "" {
+		local, err := cluster.NewLocal(cluster.WithName(f.name))
+		if err != nil {
+			return "", nil, usageError{err}
+		}
+		if _, err := local.Status(ctx); err != nil {
+			return "", nil, err
+		}
+		kubeconfig = local.Kubeconfig()
+		opts = append(opts, explain.WithCatalog(local.Catalog()), explain.WithHealth(func(ctx context.Context) string {
+			st, err := local.Status(ctx)
+			if err != nil {
+				return err.Error()
+			}
+			return st.Problem()
+		}))
+	}
+	if f.catalogPath != "" {
+		opts = append(opts, explain.WithCatalog(f.catalogPath))
+	}
+	if len(f.namespaces) > 0 {
+		opts = append(opts, explain.InNamespaces(f.namespaces...))
+	}
+	return kubeconfig, append(opts, explain.WithTimeout(f.timeout)), nil
 }
 
 func printExplained(w io.Writer, ws []explain.Workload) {

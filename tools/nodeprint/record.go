@@ -49,7 +49,7 @@ faulted once, and its anomaly fingerprint is written only when the verdict is th
 			if err != nil {
 				return usageError{err}
 			}
-			return withScenarios(cmd.Context(), f, paths, stderr, func(ctx context.Context, r *runpkg.Runner, env fingerprint.Environment, s *scenario.Scenario) error {
+			return withScenarios(cmd.Context(), f, paths, stderr, func(ctx context.Context, r *runpkg.Runner, env fingerprint.Provenance, s *scenario.Scenario) error {
 				if s.Spec.Fault != nil {
 					return recordAnomaly(ctx, stdout, r, f, s)
 				}

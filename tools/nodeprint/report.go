@@ -24,7 +24,7 @@ func reportScenarios(ctx context.Context, command string, f *scenarioFlags, path
 	print func(io.Writer, *report.Scenario)) error {
 	rep := report.New(command, time.Now())
 	var mu sync.Mutex
-	err := withScenarios(ctx, f, paths, stderr, func(ctx context.Context, r *runpkg.Runner, env fingerprint.Environment, s *scenario.Scenario) error {
+	err := withScenarios(ctx, f, paths, stderr, func(ctx context.Context, r *runpkg.Runner, env fingerprint.Provenance, s *scenario.Scenario) error {
 		out, err := r.Entry(ctx, s, f.baselines[s.Metadata.Name])
 		sc := out.Entry
 		if err != nil && interrupted(ctx) {
@@ -32,7 +32,7 @@ func reportScenarios(ctx context.Context, command string, f *scenarioFlags, path
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		rep.Environment = report.Environment{Karpenter: env.Karpenter, Kubernetes: env.Kubernetes, Cluster: f.clusterName}
+		rep.Stack = report.Stack{Karpenter: env.Karpenter, Kubernetes: env.Kubernetes, Cluster: f.clusterName}
 		rep.Add(sc)
 		if !asJSON {
 			print(stdout, &sc)

@@ -118,7 +118,7 @@ func addScenarioFlags(cmd *cobra.Command, f *scenarioFlags) {
 }
 
 // scenarioFn is what a command does with each scenario.
-type scenarioFn func(context.Context, *runpkg.Runner, fingerprint.Environment, *scenario.Scenario) error
+type scenarioFn func(context.Context, *runpkg.Runner, fingerprint.Provenance, *scenario.Scenario) error
 
 // withScenarios loads the scenarios (before touching any cluster: bad input
 // applies nothing), builds the harness (a cluster brought up for the
@@ -151,7 +151,7 @@ func withScenarios(ctx context.Context, f *scenarioFlags, args []string, stderr 
 		}
 	}()
 	f.clusterName = h.Name
-	return runScenarios(ctx, f, scenarios, h.Runner, h.Recorded, fn)
+	return runScenarios(ctx, f, scenarios, h.Runner, h.Provenance, fn)
 }
 
 // loadScenarios reads and checks every input of the run (the scenarios,
@@ -243,7 +243,7 @@ func checkProviderFlags(f *scenarioFlags, tc *toolchain.Toolchain) error {
 }
 
 // runScenarios runs the scenarios in phases; a usage error wins over the rest.
-func runScenarios(ctx context.Context, f *scenarioFlags, scenarios []*scenario.Scenario, r *runpkg.Runner, env fingerprint.Environment,
+func runScenarios(ctx context.Context, f *scenarioFlags, scenarios []*scenario.Scenario, r *runpkg.Runner, env fingerprint.Provenance,
 	fn scenarioFn) error {
 	errs := runpkg.RunPhases(ctx, runpkg.Phases(scenarios), f.parallel, func(ctx context.Context, s *scenario.Scenario) error {
 		return fn(ctx, r, env, s)

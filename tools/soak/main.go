@@ -16,7 +16,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -132,9 +132,20 @@ func repetition(ctx context.Context, start time.Time, dir string, timeout time.D
 		// suite that did not write one.
 		_ = os.RemoveAll(filepath.Join(report.SuiteDir, suites[i]))
 	}
+	var errs []error
+	if err := goTest(ctx, start, dir, timeout, pkgs); err != nil {
+		errs = append(errs, err)
+	}
+	rep, err := collect(dir, suites)
+	return rep, errors.Join(append(errs, err)...)
+}
+
+// goTest runs the suites once with go test, its output in dir/go-test.log,
+// saying every minute that it is alive and what it printed last.
+func goTest(ctx context.Context, start time.Time, dir string, timeout time.Duration, pkgs []string) error {
 	logFile, err := os.Create(filepath.Join(dir, "go-test.log"))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer logFile.Close()
 	args := append([]string{"test", "-p", "1", "-count=1", "-v", "-timeout", timeout.String()}, pkgs...)
@@ -142,17 +153,17 @@ func repetition(ctx context.Context, start time.Time, dir string, timeout time.D
 	cmd := interruptible(ctx, "go", args...)
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		return nil, err
+		return err
 	}
+	defer pr.Close()
 	cmd.Stdout, cmd.Stderr = pw, pw
 	if err := cmd.Start(); err != nil {
 		pw.Close()
-		pr.Close()
-		return nil, fmt.Errorf("failed to start go test: %w", err)
+		return fmt.Errorf("failed to start go test: %w", err)
 	}
 	pw.Close()
-	var last string
-	var mu sync.Mutex
+	var last atomic.Value
+	last.Store("")
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -161,9 +172,7 @@ func repetition(ctx context.Context, start time.Time, dir string, timeout time.D
 		for sc.Scan() {
 			fmt.Fprintln(logFile, sc.Text())
 			if l := strings.TrimSpace(sc.Text()); l != "" {
-				mu.Lock()
-				last = l
-				mu.Unlock()
+				last.Store(l)
 			}
 		}
 	}()
@@ -172,29 +181,29 @@ func repetition(ctx context.Context, start time.Time, dir string, timeout time.D
 	defer tick.Stop()
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
-	var runErr error
-wait:
 	for {
 		select {
-		case runErr = <-waited:
-			break wait
+		case err := <-waited:
+			<-done
+			if err != nil {
+				return fmt.Errorf("go test: %w", err)
+			}
+			return nil
 		case <-tick.C:
-			mu.Lock()
-			l := last
-			mu.Unlock()
+			l := last.Load().(string)
 			if len(l) > 120 {
 				l = l[:120] + "…"
 			}
 			logf(start, "  still running; last line: %s", l)
 		}
 	}
-	<-done
-	pr.Close()
+}
+
+// collect reads each suite's report of the repetition and keeps a copy in
+// dir; a suite that wrote none is an error.
+func collect(dir string, suites []string) (soak.Repetition, error) {
 	rep := soak.Repetition{}
 	var errs []error
-	if runErr != nil {
-		errs = append(errs, fmt.Errorf("go test: %w", runErr))
-	}
 	for _, s := range suites {
 		b, err := os.ReadFile(filepath.Join(report.SuiteDir, s, "report.json"))
 		if err != nil {

@@ -62,7 +62,7 @@ func WriteSuiteReport(r Report, suite string) {
 		fmt.Fprintf(os.Stderr, "suite report not written: %v\n", err)
 		return
 	}
-	rep.Environment = report.Environment{Karpenter: tc.Versions.Karpenter, Kubernetes: tc.Versions.Kubernetes}
+	rep.Stack = report.Stack{Karpenter: tc.Versions.Karpenter, Kubernetes: tc.Versions.Kubernetes}
 	rep.Finish(r.EndTime, code)
 	dir := filepath.Join(tc.Root, report.SuiteDir, suite)
 	if err := rep.WriteAll(dir); err != nil {
