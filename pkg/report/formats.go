@@ -92,6 +92,12 @@ func markdownScenario(b *bytes.Buffer, s *Scenario) {
 	if ic := s.Inputs; ic != nil {
 		markdownInputs(b, ic)
 	}
+	for _, n := range s.Notes {
+		fmt.Fprintf(b, "- note: %s\n", cell(n))
+	}
+	if len(s.Notes) > 0 {
+		b.WriteString("\n")
+	}
 	if s.Failure != "" {
 		fmt.Fprintf(b, "Failure: %s\n\n", cell(s.Failure))
 	}

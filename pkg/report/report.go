@@ -104,6 +104,10 @@ type Scenario struct {
 	// Runbook is the runbook page of the deciding rule, relative to the
 	// repository (runbooks/en/rules/<rule>.md).
 	Runbook string `json:"runbook,omitempty"`
+	// Notes say what of the team's manifests the scenario names did not
+	// carry over to the run on KWOK (a node class's AWS fields, images,
+	// volumes, HPA metrics other than cpu and memory).
+	Notes []string `json:"notes,omitempty"`
 	// Failure says why a suite's spec failed when the verdict alone does
 	// not (the right attribution, but objects left behind).
 	Failure string `json:"failure,omitempty"`

@@ -65,7 +65,10 @@ func Build(s *scenario.Scenario, id string) (*Objects, error) {
 	np.Spec.Template.Spec.NodeClassRef = &karpv1.NodeClassReference{Group: "karpenter.kwok.sh", Kind: "KWOKNodeClass", Name: id}
 	o.NodePool = np
 	for _, w := range s.Spec.Workloads {
-		podLabels := map[string]string{"app": w.Name, observe.WorkloadLabel: w.Name, observe.RunLabel: id}
+		// The workload's own labels (a manifest's spread and affinity
+		// select on them) over a default app label, and the run's, which
+		// win.
+		podLabels := merge(merge(map[string]string{"app": w.Name}, w.Labels), map[string]string{observe.WorkloadLabel: w.Name, observe.RunLabel: id})
 		annotations := map[string]string{}
 		for k, v := range w.Usage {
 			annotations["kwok.x-k8s.io/usage-"+k] = v

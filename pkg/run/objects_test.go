@@ -5,6 +5,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	k8slabels "k8s.io/apimachinery/pkg/labels"
 
 	"github.com/nodeprint/nodeprint/pkg/observe"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
@@ -90,5 +92,35 @@ func TestBuildRejectsBadQuantities(t *testing.T) {
 	s.Spec.Workloads[0].Requests = scenario.Quantities{"cpu": "lots"}
 	if _, err := Build(s, "x"); err == nil {
 		t.Fatal("want an error, not a panic")
+	}
+}
+
+// A workload from a team's manifest keeps its own pod labels beside the
+// run's, so that its spread constraint (which selects on them) spreads the
+// run's pods; the HPA that targets it in the file becomes the run's.
+func TestBuildKeepsAManifestsLabels(t *testing.T) {
+	l := &scenario.Loader{FixturesDir: "../../fixtures", GenericCatalog: "generic.json"}
+	s, err := l.Load("../scenario/testdata/team/scenarios/checkout.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := Build(s, "checkout-abcde")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := o.Deployments[0]
+	labels := d.Spec.Template.Labels
+	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Template.Spec.TopologySpreadConstraints[0].LabelSelector)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sel.Matches(k8slabels.Set(labels)) || labels[observe.RunLabel] != "checkout-abcde" || labels[observe.WorkloadLabel] != "checkout" {
+		t.Errorf("pod labels %v: the manifest's spread (%s) must select them, and the run's must be there", labels, sel)
+	}
+	if len(o.HPAs) != 1 || *o.HPAs[0].Spec.MinReplicas != 4 || *d.Spec.Replicas != 4 {
+		t.Errorf("the HPA's minimum is the starting replicas: HPAs %d, replicas %d", len(o.HPAs), *d.Spec.Replicas)
+	}
+	if ref := o.NodePool.Spec.Template.Spec.NodeClassRef; ref.Kind != "KWOKNodeClass" || ref.Name != "checkout-abcde" {
+		t.Errorf("nodeClassRef %+v, want the run's KWOKNodeClass", ref)
 	}
 }

@@ -19,7 +19,7 @@ import (
 // a fault scenario the fault and the expected attribution. The status is
 // Error until a result says otherwise. The CLI and the suites share it.
 func ReportScenario(s *scenario.Scenario) report.Scenario {
-	sc := report.Scenario{Name: s.Metadata.Name, File: s.Path, Status: report.Error}
+	sc := report.Scenario{Name: s.Metadata.Name, File: s.Path, Status: report.Error, Notes: s.Notes}
 	if f := s.Spec.Fault; f != nil {
 		sc.Fault = f.Name
 		if e := f.Expect; e != nil {

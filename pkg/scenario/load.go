@@ -111,8 +111,10 @@ func (l *Loader) Parse(path string, data []byte) (*Scenario, error) {
 		errs = append(errs, &FieldError{File: path, Path: field, Line: pos.Line(field), Msg: fmt.Sprintf(msg, args...)})
 	}
 	defaults(s)
-	l.resolve(s, add)
-	l.validate(s, add)
+	// Workloads whose manifest did not load are reported once, not again
+	// for the fields it would have filled.
+	unresolved := l.resolve(s, add)
+	l.validate(s, unresolved, add)
 	if len(errs) > 0 {
 		return nil, errs
 	}
@@ -151,7 +153,7 @@ func defaults(s *Scenario) {
 }
 
 // resolve finds the files a scenario names: its catalog and its NodePool.
-func (l *Loader) resolve(s *Scenario, add func(field, msg string, args ...any)) {
+func (l *Loader) resolve(s *Scenario, add func(field, msg string, args ...any)) (unresolved map[int]bool) {
 	switch {
 	case s.Spec.Catalog == DefaultCatalog:
 		s.CatalogPath = l.GenericCatalog
@@ -165,12 +167,27 @@ func (l *Loader) resolve(s *Scenario, add func(field, msg string, args ...any)) 
 			add("spec.catalog", "catalog %q is not valid: %v", s.Spec.Catalog, err)
 		}
 	}
+	l.resolvePolicy(s, add)
+	return l.resolveWorkloads(s, add)
+}
+
+// resolvePolicy finds the scenario's NodePool: a fixture, a team's
+// manifest file or the inline spec.
+func (l *Loader) resolvePolicy(s *Scenario, add func(field, msg string, args ...any)) {
 	p := s.Spec.Policy
+	set := 0
+	for _, b := range []bool{p.NodePoolRef != "", p.NodePoolFile != "", p.NodePool != nil} {
+		if b {
+			set++
+		}
+	}
 	switch {
-	case p.NodePoolRef != "" && p.NodePool != nil:
-		add("spec.policy", "set nodePoolRef or nodePool, not both")
-	case p.NodePoolRef == "" && p.NodePool == nil:
-		add("spec.policy", "set nodePoolRef (a file in fixtures/nodepools/) or an inline nodePool")
+	case set > 1:
+		add("spec.policy", "set one of nodePoolRef, nodePoolFile and nodePool")
+	case set == 0:
+		add("spec.policy", "set nodePoolRef (a file in fixtures/nodepools/), nodePoolFile (a NodePool manifest, relative to the scenario) or an inline nodePool")
+	case p.NodePoolName != "" && p.NodePoolFile == "":
+		add("spec.policy.nodePoolName", "picks a NodePool of nodePoolFile; set nodePoolFile")
 	case p.NodePoolRef != "":
 		if len(validation.IsDNS1123Label(p.NodePoolRef)) > 0 {
 			add("spec.policy.nodePoolRef", "%q is not a valid reference", p.NodePoolRef)
@@ -182,13 +199,73 @@ func (l *Loader) resolve(s *Scenario, add func(field, msg string, args ...any)) 
 			break
 		}
 		s.NodePool = np
+	case p.NodePoolFile != "":
+		np, notes, err := loadNodePoolFile(relativeTo(s.Path, p.NodePoolFile), p.NodePoolName)
+		if err != nil {
+			add("spec.policy.nodePoolFile", "%v", err)
+			break
+		}
+		s.NodePool, s.Notes = np, append(s.Notes, notes...)
 	default:
 		s.NodePool = &karpv1.NodePool{Spec: *p.NodePool}
 	}
 }
 
+// resolveWorkloads fills the workloads that name a manifest from it; such
+// a workload sets nothing the manifest gives.
+func (l *Loader) resolveWorkloads(s *Scenario, add func(field, msg string, args ...any)) (unresolved map[int]bool) {
+	unresolved = map[int]bool{}
+	for i := range s.Spec.Workloads {
+		w := &s.Spec.Workloads[i]
+		f := fmt.Sprintf("spec.workloads[%d]", i)
+		if w.Manifest == "" {
+			if w.Object != "" {
+				add(f+".object", "picks an object of manifest; set manifest")
+			}
+			continue
+		}
+		if given := w.setFromManifest(); len(given) > 0 {
+			add(f, "%s come(s) from the manifest: leave them out, or leave out manifest", strings.Join(given, ", "))
+			unresolved[i] = true
+			continue
+		}
+		notes, err := fromManifest(relativeTo(s.Path, w.Manifest), w)
+		if err != nil {
+			add(f+".manifest", "%v", err)
+			unresolved[i] = true
+			continue
+		}
+		s.Notes = append(s.Notes, notes...)
+	}
+	return unresolved
+}
+
+// setFromManifest lists the fields set beside a manifest that it gives.
+func (w *Workload) setFromManifest() []string {
+	var out []string
+	for name, set := range map[string]bool{
+		"requests": len(w.Requests) > 0, "limits": len(w.Limits) > 0, "labels": len(w.Labels) > 0, "nodeSelector": len(w.NodeSelector) > 0,
+		"affinity": w.Affinity != nil, "topologySpreadConstraints": len(w.TopologySpreadConstraints) > 0, "tolerations": len(w.Tolerations) > 0,
+	} {
+		if set {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// relativeTo resolves a path a scenario names against the scenario's
+// directory.
+func relativeTo(scenarioPath, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(filepath.Dir(scenarioPath), p)
+}
+
 // validate checks a defaulted, resolved scenario.
-func (l *Loader) validate(s *Scenario, add func(field, msg string, args ...any)) {
+func (l *Loader) validate(s *Scenario, unresolved map[int]bool, add func(field, msg string, args ...any)) {
 	if s.APIVersion != APIVersion {
 		add("apiVersion", "want %q, got %q", APIVersion, s.APIVersion)
 	}
@@ -203,7 +280,7 @@ func (l *Loader) validate(s *Scenario, add func(field, msg string, args ...any))
 			add("spec.policy.nodeClass.nodeRegistrationDelay", "%q is not a duration such as \"30s\"", d)
 		}
 	}
-	validateWorkloads(s.Spec.Workloads, add)
+	validateWorkloads(s.Spec.Workloads, unresolved, add)
 	if s.Spec.Baseline.Runs < 1 || s.Spec.Baseline.Runs > 50 {
 		add("spec.baseline.runs", "%d is out of range 1..50", s.Spec.Baseline.Runs)
 	}
@@ -226,12 +303,15 @@ func (l *Loader) validate(s *Scenario, add func(field, msg string, args ...any))
 	}
 }
 
-func validateWorkloads(ws []Workload, add func(field, msg string, args ...any)) {
+func validateWorkloads(ws []Workload, unresolved map[int]bool, add func(field, msg string, args ...any)) {
 	if len(ws) == 0 {
 		add("spec.workloads", "at least one workload is needed")
 	}
 	names := map[string]bool{}
 	for i, w := range ws {
+		if unresolved[i] {
+			continue
+		}
 		f := fmt.Sprintf("spec.workloads[%d]", i)
 		if errs := validation.IsDNS1123Label(w.Name); len(errs) > 0 {
 			add(f+".name", "%q is not a valid name", w.Name)

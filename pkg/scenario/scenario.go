@@ -50,6 +50,10 @@ type Scenario struct {
 	NodePool *karpv1.NodePool `json:"-"`
 	// CatalogPath is the resolved catalog file.
 	CatalogPath string `json:"-"`
+	// Notes say what of the manifests the scenario names does not carry
+	// over to a run on KWOK (a node class's AWS fields, images, volumes),
+	// for the report.
+	Notes []string `json:"-"`
 }
 
 // Metadata names the scenario.
@@ -122,10 +126,15 @@ func (p *Params) UnmarshalJSON(b []byte) error {
 }
 
 // Policy is the NodePool (and node class) the workloads run under. Exactly
-// one of NodePoolRef and NodePool is set.
+// one of NodePoolRef, NodePoolFile and NodePool is set.
 type Policy struct {
 	// NodePoolRef names fixtures/nodepools/<ref>.yaml, a NodePool manifest.
 	NodePoolRef string `json:"nodePoolRef,omitempty"`
+	// NodePoolFile is a NodePool manifest as a team commits it, relative
+	// to the scenario file; it may hold several documents (other kinds, an
+	// EC2NodeClass, several NodePools: NodePoolName picks one).
+	NodePoolFile string `json:"nodePoolFile,omitempty"`
+	NodePoolName string `json:"nodePoolName,omitempty"`
 	// NodePool is an inline NodePool spec.
 	NodePool *karpv1.NodePoolSpec `json:"nodePool,omitempty"`
 	// NodeClass configures the run's KWOKNodeClass.
@@ -138,10 +147,25 @@ type NodeClass struct {
 	NodeRegistrationDelay string `json:"nodeRegistrationDelay,omitempty"`
 }
 
-// Workload becomes a Deployment whose pods select the run's nodes.
+// Workload becomes a Deployment whose pods select the run's nodes. It is
+// written out here, or taken from a manifest.
 type Workload struct {
-	Name     string `json:"name"`
-	Replicas int32  `json:"replicas"`
+	// Name names the workload in the run (default, with a manifest: the
+	// object's name).
+	Name string `json:"name"`
+	// Manifest is a file holding the workload as a team deploys it (a
+	// Deployment, StatefulSet, ReplicaSet or Job, and the HPA that targets
+	// it; Helm and kustomize output too), relative to the scenario file.
+	// Its pod template gives the requests, limits, labels, node selector,
+	// affinity, spread, tolerations and replicas; Object picks the object
+	// when the file holds several workloads.
+	Manifest string `json:"manifest,omitempty"`
+	Object   string `json:"object,omitempty"`
+	// Replicas, with a manifest, overrides the manifest's when above 0.
+	Replicas int32 `json:"replicas"`
+	// Labels are the pods' labels, beside the run's own (a manifest's
+	// spread constraints and affinities select on them).
+	Labels map[string]string `json:"labels,omitempty"`
 	// Requests and Limits are resource quantities by name (cpu, memory, …).
 	Requests Quantities `json:"requests"`
 	Limits   Quantities `json:"limits,omitempty"`

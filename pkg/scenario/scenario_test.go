@@ -80,7 +80,7 @@ func TestBadInput(t *testing.T) {
 		{"too many replicas", "replicas: 3", "replicas: 100000", `spec.workloads[0].replicas: 100000 is out of range`},
 		{"unknown catalog", "spec:\n", "spec:\n  catalog: nope\n", `spec.catalog: catalog "nope" does not exist`},
 		{"bad duration", "spec:\n", "spec:\n  settle: {quiet: soon}\n", `want a duration`},
-		{"both policies", "    nodePoolRef: general-purpose\n", "    nodePoolRef: general-purpose\n    nodePool: {template: {spec: {requirements: []}}}\n", `spec.policy: set nodePoolRef or nodePool, not both`},
+		{"both policies", "    nodePoolRef: general-purpose\n", "    nodePoolRef: general-purpose\n    nodePool: {template: {spec: {requirements: []}}}\n", `spec.policy: set one of nodePoolRef, nodePoolFile and nodePool`},
 		{"duplicate workload", "    requests: {cpu: 500m, memory: 1Gi}\n", "    requests: {cpu: 500m, memory: 1Gi}\n  - name: web\n    replicas: 1\n    requests: {cpu: 1}\n", `spec.workloads[1].name: workload "web" is defined twice`},
 		{"unknown field in inline NodePool", "    nodePoolRef: general-purpose\n", "    nodePool: {template: {spec: {requirement: []}}}\n", `spec.policy.nodePool.template.spec.requirement: unknown field`},
 		{"not yaml", "kind: Scenario", "kind: [Scenario", `not valid YAML`},

@@ -129,6 +129,7 @@ func printScenario(w io.Writer, s *report.Scenario) {
 	fmt.Fprintln(w)
 	printReasonAndEvidence(w, v)
 	printChanges(w, s)
+	printNotes(w, s)
 	if len(v.Fired) > 0 {
 		if len(v.Fired) > 1 {
 			var others []string
@@ -156,6 +157,7 @@ func printVerified(w io.Writer, s *report.Scenario) {
 	}
 	fmt.Fprint(w, s.Diff.Text())
 	printChanges(w, s)
+	printNotes(w, s)
 	if v := s.Verdict; v != nil && v.Verdict != attribute.None {
 		fmt.Fprintf(w, "    verdict: %s", v.Label())
 		if v.Rule != "" {
@@ -166,6 +168,13 @@ func printVerified(w io.Writer, s *report.Scenario) {
 		if s.Runbook != "" {
 			fmt.Fprintf(w, "    runbook: %s\n", s.Runbook)
 		}
+	}
+}
+
+// printNotes prints what of the scenario's manifests did not carry over.
+func printNotes(w io.Writer, s *report.Scenario) {
+	for _, n := range s.Notes {
+		fmt.Fprintf(w, "    note: %s\n", n)
 	}
 }
 

@@ -1,0 +1,59 @@
+package scenario
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+)
+
+// loadNodePoolFile reads the NodePool called name (or the file's only one)
+// from a manifest as a team commits it. Its nodeClassRef is replaced by the
+// run's KWOKNodeClass when the run is built; notes say what of the node
+// class it names does not carry over.
+func loadNodePoolFile(path, name string) (*karpv1.NodePool, []string, error) {
+	docs, err := readManifest(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	d, err := pick(path, docs, map[string]string{"NodePool": "karpenter.sh/v1"}, name, "karpenter.sh/v1 NodePool", "policy.nodePoolName")
+	if err != nil {
+		return nil, nil, err
+	}
+	np := &karpv1.NodePool{}
+	if err := d.decode(path, np); err != nil {
+		return nil, nil, err
+	}
+	return np, nodeClassNotes(docs, np), nil
+}
+
+// nodeClassNotes says what becomes of the node class the NodePool names:
+// on KWOK every run gets a KWOKNodeClass of its own, and none of an
+// EC2NodeClass's fields (AMIs, subnets, security groups, the role, user
+// data, block devices, kubelet settings) has a KWOK equivalent.
+func nodeClassNotes(docs []*document, np *karpv1.NodePool) []string {
+	ref := np.Spec.Template.Spec.NodeClassRef
+	if ref == nil {
+		return nil
+	}
+	notes := []string{fmt.Sprintf("nodeClassRef %s/%s is replaced by the run's KWOKNodeClass", ref.Kind, ref.Name)}
+	for _, d := range docs {
+		if d.Kind != ref.Kind || d.Name != ref.Name {
+			continue
+		}
+		var obj struct {
+			Spec map[string]any `json:"spec"`
+		}
+		if err := d.decodeLoose(&obj); err != nil || len(obj.Spec) == 0 {
+			return notes
+		}
+		fields := make([]string, 0, len(obj.Spec))
+		for k := range obj.Spec {
+			fields = append(fields, k)
+		}
+		sort.Strings(fields)
+		return append(notes, fmt.Sprintf("%s %s: ignored, no KWOK equivalent: %s", d.Kind, d.Name, strings.Join(fields, ", ")))
+	}
+	return notes
+}
