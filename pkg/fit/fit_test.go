@@ -2,6 +2,7 @@ package fit
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -10,6 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+
+	"github.com/nodeprint/nodeprint/pkg/catalog"
 )
 
 func load(t *testing.T) *Catalog {
@@ -154,5 +157,35 @@ func TestCheckTellsUnofferedLabelsFromOversizedRequests(t *testing.T) {
 	oversized := c.Check(pod("10000", nil), nil)
 	if oversized.Catalog != 0 || oversized.Sized != 0 || oversized.Unoffered != "" {
 		t.Errorf("requests larger than every type: %+v, want Catalog 0, Sized 0", oversized)
+	}
+}
+
+// A catalog converted from describe-instance-types is one the KWOK
+// provider's own reader (which Karpenter runs with) takes: every type,
+// arm64 and the GPU included.
+func TestKWOKReadsACatalogFromEC2(t *testing.T) {
+	b, _, err := catalog.FromEC2Files("../catalog/testdata/ec2/describe-instance-types.json", "../catalog/testdata/ec2/prices.yaml", "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "ec2.json")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Load(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, it := range c.types {
+		names[it.Name] = true
+	}
+	for _, n := range []string{"m5.large", "m5.xlarge", "c6g.large", "g4dn.xlarge"} {
+		if !names[n] {
+			t.Errorf("%s missing from what KWOK read: %v", n, names)
+		}
+	}
+	if cpu, _ := c.Largest(); cpu.Value() != 4 {
+		t.Errorf("largest CPU %s, want 4", cpu.String())
 	}
 }

@@ -132,7 +132,7 @@ func decodeStrict(path string, data []byte, v any) (ErrorList, bool) {
 
 // defaults fills in what a scenario may leave out.
 func defaults(s *Scenario) {
-	if s.Spec.Catalog == "" {
+	if s.Spec.Catalog == "" && s.Spec.CatalogFile == "" {
 		s.Spec.Catalog = DefaultCatalog
 	}
 	if s.Spec.Baseline.Runs == 0 {
@@ -155,6 +155,14 @@ func defaults(s *Scenario) {
 // resolve finds the files a scenario names: its catalog and its NodePool.
 func (l *Loader) resolve(s *Scenario, add func(field, msg string, args ...any)) (unresolved map[int]bool) {
 	switch {
+	case s.Spec.CatalogFile != "" && s.Spec.Catalog != "":
+		add("spec.catalogFile", "set catalog (a name) or catalogFile (a path), not both")
+	case s.Spec.CatalogFile != "":
+		s.CatalogPath = relativeTo(s.Path, s.Spec.CatalogFile)
+		s.Spec.Catalog = strings.TrimSuffix(filepath.Base(s.Spec.CatalogFile), filepath.Ext(s.Spec.CatalogFile))
+		if _, err := catalog.Load(s.CatalogPath); err != nil {
+			add("spec.catalogFile", "%v", err)
+		}
 	case s.Spec.Catalog == DefaultCatalog:
 		s.CatalogPath = l.GenericCatalog
 	case len(validation.IsDNS1123Label(s.Spec.Catalog)) > 0:

@@ -150,3 +150,28 @@ func writeFile(t *testing.T, path, s string) {
 		t.Fatal(err)
 	}
 }
+
+// A team's own catalog is named by path; the scenario's catalog is then
+// called after the file.
+func TestCatalogFile(t *testing.T) {
+	s, err := loader(t).Load("testdata/team/scenarios/checkout-ec2.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.CatalogPath != filepath.Join("testdata/team/catalogs/us-west-2.json") || s.Spec.Catalog != "us-west-2" {
+		t.Errorf("catalog %q at %q", s.Spec.Catalog, s.CatalogPath)
+	}
+	dir := t.TempDir()
+	copyTree(t, "testdata/team", dir)
+	path := filepath.Join(dir, "scenarios", "checkout-ec2.yaml")
+	b, _ := os.ReadFile(path)
+	for _, c := range []struct{ edit, want string }{
+		{strings.Replace(string(b), "spec:\n", "spec:\n  catalog: aws-small\n", 1), "spec.catalogFile: set catalog (a name) or catalogFile (a path), not both"},
+		{strings.Replace(string(b), "us-west-2.json", "nope.json", 1), "spec.catalogFile: failed to read "},
+	} {
+		writeFile(t, path, c.edit)
+		if _, err := loader(t).Load(path); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("got %v, want %q", err, c.want)
+		}
+	}
+}

@@ -67,11 +67,15 @@ type Metadata struct {
 type Spec struct {
 	// Catalog names fixtures/catalogs/<catalog>.json, or "kwok-generic" for
 	// the KWOK provider's own catalog (default).
-	Catalog   string     `json:"catalog,omitempty"`
-	Policy    Policy     `json:"policy"`
-	Workloads []Workload `json:"workloads"`
-	Baseline  Baseline   `json:"baseline,omitempty"`
-	Settle    Settle     `json:"settle,omitempty"`
+	Catalog string `json:"catalog,omitempty"`
+	// CatalogFile is a catalog of your own (such as `nodeprint catalog
+	// from-ec2` writes), relative to the scenario file; not with Catalog.
+	// The scenario's catalog is then called after the file.
+	CatalogFile string     `json:"catalogFile,omitempty"`
+	Policy      Policy     `json:"policy"`
+	Workloads   []Workload `json:"workloads"`
+	Baseline    Baseline   `json:"baseline,omitempty"`
+	Settle      Settle     `json:"settle,omitempty"`
 	// Fault makes this a fault scenario: the harness runs the scenario
 	// clean (the baseline), then again with the fault injected, and
 	// classifies the difference.
