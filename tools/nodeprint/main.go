@@ -45,6 +45,6 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newClusterCmd(stdout, stderr), newRecordCmd(stdout, stderr), newVerifyCmd(stdout, stderr),
 		newRunCmd(stdout, stderr), newAttributeCmd(stdout, stderr), newFaultsCmd(stdout), newRulesCmd(stdout),
-		newSOPCmd(stdout), newExplainCmd(stdout), newAcceptCmd(stdout), newCatalogCmd(stdout, stderr))
+		newSOPCmd(stdout), newExplainCmd(stdout), newAcceptCmd(stdout), newCatalogCmd(stdout, stderr), newImportCmd(stdout, stderr))
 	return root
 }
