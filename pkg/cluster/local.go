@@ -5,13 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"k8s.io/client-go/tools/clientcmd"
+	"maps"
 	"net"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"sync"
 	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
 
 	"github.com/nodeprint/nodeprint/pkg/process"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
@@ -31,7 +34,7 @@ type Local struct {
 	mu     sync.Mutex
 	cached *statusClients
 	// karpenterMu serialises what restarts Karpenter (a catalog switch, a
-	// fault's proxy): parallel runs call UseCatalog at once, and each must
+	// fault's proxy): parallel runs call UseKarpenter at once, and each must
 	// see the others' switch, not restart Karpenter again.
 	karpenterMu sync.Mutex
 
@@ -84,6 +87,9 @@ type state struct {
 	// Catalog is the instance-type catalog Karpenter runs with (empty: the
 	// KWOK provider's generic catalog).
 	Catalog string `json:"catalog,omitempty"`
+	// Settings are Karpenter's non-default settings, as environment
+	// variables (empty: its defaults).
+	Settings map[string]string `json:"settings,omitempty"`
 	// APIServerVia, when set, is the URL Karpenter reaches the API server
 	// through instead of the API server itself (the apiserver-degraded
 	// fault's proxy). `nodeprint cluster restart karpenter` clears it.
@@ -145,15 +151,25 @@ func (l *Local) karpenterSpec(st state) process.Spec {
 	return process.Spec{
 		Name: "karpenter", Path: st.KarpenterBinary, Dir: l.dir,
 		LogFile: l.KarpenterLog(), PIDFile: filepath.Join(l.dir, "karpenter.pid"),
-		Env: append(os.Environ(),
+		Env: append(append(os.Environ(),
 			"KUBECONFIG="+kubeconfig,
 			"SYSTEM_NAMESPACE="+KarpenterNamespace,
 			"DISABLE_LEADER_ELECTION=true",
 			"METRICS_PORT="+strconv.Itoa(st.KarpenterMetricsPort),
 			"HEALTH_PROBE_PORT="+strconv.Itoa(st.KarpenterHealthPort),
 			"INSTANCE_TYPES_FILE_PATH="+l.catalogPath(st),
-		),
+		), settingsEnv(st.Settings)...),
 	}
+}
+
+// settingsEnv is the settings as environment entries, sorted.
+func settingsEnv(settings map[string]string) []string {
+	out := make([]string, 0, len(settings))
+	for k, v := range settings {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
 }
 
 // KarpenterNamespace is Karpenter's system namespace.
@@ -367,10 +383,11 @@ func (l *Local) catalogPath(st state) string {
 	return l.tc.Paths().InstanceTypes
 }
 
-// UseCatalog makes Karpenter run with the instance-type catalog at path
-// (empty: the KWOK provider's generic catalog), restarting it when it runs
-// with another one. Karpenter reads its catalog once, at start.
-func (l *Local) UseCatalog(ctx context.Context, path string) error {
+// UseKarpenter makes Karpenter run with the instance-type catalog at path
+// (empty: the KWOK provider's generic catalog) and the settings (its
+// environment variables; none: its defaults), restarting it when it runs
+// with others. Karpenter reads both once, at start.
+func (l *Local) UseKarpenter(ctx context.Context, path string, settings map[string]string) error {
 	l.karpenterMu.Lock()
 	defer l.karpenterMu.Unlock()
 	st, err := l.readState()
@@ -380,10 +397,13 @@ func (l *Local) UseCatalog(ctx context.Context, path string) error {
 	if path == l.tc.Paths().InstanceTypes {
 		path = ""
 	}
-	if st.Catalog == path {
+	if len(settings) == 0 {
+		settings = nil
+	}
+	if st.Catalog == path && maps.Equal(st.Settings, settings) {
 		return nil
 	}
-	st.Catalog = path
+	st.Catalog, st.Settings = path, maps.Clone(settings)
 	if err := l.writeState(st); err != nil {
 		return err
 	}

@@ -5,7 +5,7 @@
 // build it here and nowhere else.
 //
 // What a provider can do is asked of it through interfaces, never by its
-// name: a provider that switches Karpenter's catalog (run.CatalogSwitcher)
+// name: a provider that switches Karpenter's catalog and settings (run.KarpenterSwitcher)
 // gets scenarios of every catalog, one that cannot runs with the catalog it
 // was given (WithCatalog); whether the harness stops the cluster depends
 // only on whether it started it.
@@ -207,7 +207,7 @@ func (h *Harness) supervise(ctx context.Context) error {
 // nodeprint's to digest.
 func (h *Harness) newRunner(ctx context.Context) error {
 	ropts := []run.Option{run.WithSupervisor(h.watch), run.WithProgress(h.o.progress)}
-	catalogs, ok := h.Provider.(run.CatalogSwitcher)
+	catalogs, ok := h.Provider.(run.KarpenterSwitcher)
 	if ok {
 		k, err := run.KarpenterOf(h.o.toolchain)
 		if err != nil {

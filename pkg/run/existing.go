@@ -37,6 +37,10 @@ func CheckExisting(s *scenario.Scenario, catalog string) error {
 				Reason: fmt.Sprintf("%s is an infrastructure (L1) fault: it changes components nodeprint does not own on an existing cluster; run it with --provider local", f.Name)}
 		}
 	}
+	if len(s.Spec.Karpenter.Env()) > 0 {
+		return &UnsupportedError{Scenario: s.Path, Field: "spec.karpenter.settings",
+			Reason: "nodeprint cannot restart the Karpenter of a cluster it does not own with other settings; run the scenario with --provider local"}
+	}
 	if !sameFile(s.CatalogPath, catalog) {
 		return &UnsupportedError{Scenario: s.Path, Field: "spec.catalog",
 			Reason: fmt.Sprintf("the scenario needs catalog %q (%s) but the existing cluster's Karpenter runs with %s; pass --catalog with the file it runs with, or run the scenario with --provider local",
@@ -66,8 +70,12 @@ func sameFile(a, b string) bool {
 // refuses such scenarios first).
 type FixedCatalog string
 
-// UseCatalog accepts only the cluster's own catalog.
-func (f FixedCatalog) UseCatalog(_ context.Context, path string) error {
+// UseKarpenter accepts only the cluster's own catalog, with the settings
+// its Karpenter runs with (CheckExisting refuses a scenario that sets any).
+func (f FixedCatalog) UseKarpenter(_ context.Context, path string, settings map[string]string) error {
+	if len(settings) > 0 {
+		return fmt.Errorf("the cluster's Karpenter cannot be restarted with the scenario's settings")
+	}
 	if !sameFile(path, string(f)) {
 		return fmt.Errorf("the cluster's Karpenter runs with catalog %s and nodeprint cannot restart it with %s", string(f), path)
 	}

@@ -45,8 +45,8 @@ func TestCheckExisting(t *testing.T) {
 				if err != nil {
 					t.Fatalf("CheckExisting: %v, want accepted", err)
 				}
-				if err := FixedCatalog(tc.catalog).UseCatalog(context.Background(), ss[0].CatalogPath); err != nil {
-					t.Fatalf("UseCatalog of an accepted scenario: %v", err)
+				if err := FixedCatalog(tc.catalog).UseKarpenter(context.Background(), ss[0].CatalogPath, nil); err != nil {
+					t.Fatalf("UseKarpenter of an accepted scenario: %v", err)
 				}
 				return
 			}
@@ -59,7 +59,7 @@ func TestCheckExisting(t *testing.T) {
 			}
 		})
 	}
-	if err := FixedCatalog("generic.json").UseCatalog(context.Background(), aws); err == nil {
+	if err := FixedCatalog("generic.json").UseKarpenter(context.Background(), aws, nil); err == nil {
 		t.Fatal("FixedCatalog switched to another catalog")
 	}
 }

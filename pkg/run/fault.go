@@ -112,6 +112,9 @@ func (r *Runner) inputsOf(s *scenario.Scenario, objs *Objects, cat *catalog.Cata
 	}
 	in := &inputs.Inputs{NodePool: np, NodeClass: nc, Workloads: map[string]inputs.Workload{},
 		Catalog: inputs.Catalog{Name: s.Spec.Catalog, Digest: cat.Digest}, Karpenter: r.karpenter}
+	if env := s.Spec.Karpenter.Env(); len(env) > 0 {
+		in.Karpenter.Settings = env
+	}
 	for _, d := range objs.Deployments {
 		tpl, err := inputs.Object(d.Spec.Template, id, observe.RunLabel)
 		if err != nil {

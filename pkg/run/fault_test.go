@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
@@ -100,5 +101,35 @@ func TestPasses(t *testing.T) {
 		if got := Passes(c.s, c.v); got != c.want {
 			t.Errorf("%s: Passes = %v, want %v", c.name, got, c.want)
 		}
+	}
+}
+
+// A scenario's Karpenter settings are part of its inputs: a baseline
+// recorded with the defaults reads them as a change of Karpenter.
+func TestInputsRecordKarpenterSettings(t *testing.T) {
+	s := load(t, "web-service")
+	o, err := Build(s, "web-service-aaaaa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &Runner{karpenter: inputs.Karpenter{Version: "v1.14.1", Binary: "abc"}}
+	before, err := r.inputsOf(s, o, &catalog.Catalog{Digest: "d1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Spec.Karpenter = &scenario.Karpenter{Settings: scenario.KarpenterSettings{BatchMaxDuration: &scenario.Duration{Duration: 30 * time.Second}}}
+	after, err := r.inputsOf(s, o, &catalog.Catalog{Digest: "d1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var paths []string
+	for _, c := range inputs.Diff(before, after) {
+		paths = append(paths, c.Path+": "+c.Was+" → "+c.Now)
+	}
+	if d := cmp.Diff([]string{"karpenter.settings.BATCH_MAX_DURATION:  → 30s"}, paths); d != "" {
+		t.Errorf("changes (-want +got):\n%s", d)
+	}
+	if r.karpenter.Settings != nil {
+		t.Error("the runner's Karpenter was changed")
 	}
 }

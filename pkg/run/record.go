@@ -28,6 +28,7 @@ func (r *Runner) Record(ctx context.Context, env fingerprint.Provenance, s *scen
 		env.CatalogDigest = res.Catalog.Digest
 	}
 	env.Catalog = s.Spec.Catalog
+	env.KarpenterSettings = s.Spec.Karpenter.Env()
 	b, err := fingerprint.NewBaseline(s.Metadata.Name, env, fps)
 	if err != nil {
 		return nil, err

@@ -23,16 +23,19 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/supervise"
 )
 
-// CatalogSwitcher makes Karpenter run with a catalog (the local provider does).
-type CatalogSwitcher interface {
-	UseCatalog(ctx context.Context, path string) error
+// KarpenterSwitcher makes Karpenter run with a scenario's catalog and
+// settings (environment variables; none: its defaults): the local and kind
+// providers restart it when it runs with others; FixedCatalog accepts only
+// what a cluster nodeprint does not own runs with.
+type KarpenterSwitcher interface {
+	UseKarpenter(ctx context.Context, catalog string, settings map[string]string) error
 }
 
 // Runner runs scenarios on one cluster.
 type Runner struct {
 	config   *rest.Config
 	client   client.Client
-	catalogs CatalogSwitcher
+	catalogs KarpenterSwitcher
 	progress func(string)
 	cleanup  time.Duration
 	// sweepQuiet is quietAfterIncident; tests shorten it.
@@ -61,7 +64,7 @@ func WithCleanupTimeout(d time.Duration) Option { return func(r *Runner) { r.cle
 // is that cluster's provider, which switches Karpenter's catalog for a
 // scenario that names another (FixedCatalog for a cluster nodeprint does
 // not own).
-func NewRunner(kubeconfig string, cluster CatalogSwitcher, opts ...Option) (*Runner, error) {
+func NewRunner(kubeconfig string, cluster KarpenterSwitcher, opts ...Option) (*Runner, error) {
 	cfg, err := kube.Config(kubeconfig)
 	if err != nil {
 		return nil, err
@@ -195,8 +198,8 @@ func (r *Runner) prepare(ctx context.Context, a *attempt) (err error) {
 		return err
 	}
 	if r.catalogs != nil {
-		if err := r.catalogs.UseCatalog(ctx, s.CatalogPath); err != nil {
-			return fmt.Errorf("failed to switch Karpenter to catalog %s: %w", s.Spec.Catalog, err)
+		if err := r.catalogs.UseKarpenter(ctx, s.CatalogPath, s.Spec.Karpenter.Env()); err != nil {
+			return fmt.Errorf("failed to run Karpenter with catalog %s and the scenario's settings: %w", s.Spec.Catalog, err)
 		}
 	}
 	if a.objs, err = Build(s, a.id); err != nil {

@@ -33,8 +33,8 @@ func Exclusive(s *scenario.Scenario) bool {
 func RunsAlone(s *scenario.Scenario) bool { return s.Spec.Fault == nil || Exclusive(s) }
 
 // Phases orders scenarios for concurrent runs on one cluster. Scenarios of
-// one catalog run together (switching the catalog restarts Karpenter, which
-// would disturb every other run); within a catalog, the shared scenarios
+// one catalog and Karpenter's settings run together (switching either
+// restarts Karpenter, which would disturb every other run); within a catalog, the shared scenarios
 // form one phase and each scenario that RunsAlone a phase of its own. Phases run
 // one after another; the scenarios of a phase may run concurrently. The
 // order is deterministic: catalogs sorted, and within the shared phase the
@@ -44,10 +44,11 @@ func Phases(ss []*scenario.Scenario) [][]*scenario.Scenario {
 	byCatalog := map[string][]*scenario.Scenario{}
 	var catalogs []string
 	for _, s := range ss {
-		if _, ok := byCatalog[s.CatalogPath]; !ok {
-			catalogs = append(catalogs, s.CatalogPath)
+		key := karpenterKey(s)
+		if _, ok := byCatalog[key]; !ok {
+			catalogs = append(catalogs, key)
 		}
-		byCatalog[s.CatalogPath] = append(byCatalog[s.CatalogPath], s)
+		byCatalog[key] = append(byCatalog[key], s)
 	}
 	sort.Strings(catalogs)
 	var phases [][]*scenario.Scenario
@@ -148,4 +149,16 @@ func Shard(ss []*scenario.Scenario, i, n int) []*scenario.Scenario {
 		}
 	}
 	return out
+}
+
+// karpenterKey names what Karpenter runs a scenario with: its catalog and
+// settings, sorted.
+func karpenterKey(s *scenario.Scenario) string {
+	env := s.Spec.Karpenter.Env()
+	keys := make([]string, 0, len(env))
+	for k, v := range env {
+		keys = append(keys, k+"="+v)
+	}
+	sort.Strings(keys)
+	return s.CatalogPath + " " + strings.Join(keys, ",")
 }

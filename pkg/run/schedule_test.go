@@ -119,3 +119,28 @@ func TestShardsCoverEveryScenarioOnce(t *testing.T) {
 		t.Errorf("ParseShard(2/3) = %d, %d, %v", i, n, err)
 	}
 }
+
+// Karpenter's settings restart it as a catalog does: fault scenarios of
+// one catalog with other settings share no phase with the rest.
+func TestPhasesSeparateKarpenterSettings(t *testing.T) {
+	batch := &scenario.Duration{Duration: 30 * time.Second}
+	slow := sc("leak-slow-batch", "generic", "memory-leak")
+	slow.Spec.Karpenter = &scenario.Karpenter{Settings: scenario.KarpenterSettings{BatchMaxDuration: batch}}
+	ss := []*scenario.Scenario{sc("leak", "generic", "memory-leak"), sc("crash", "generic", "crash-loop"), slow}
+	if got, want := names(Phases(ss)), "crash,leak | leak-slow-batch"; got != want {
+		t.Errorf("phases %q, want %q", got, want)
+	}
+}
+
+// A cluster nodeprint does not own keeps its Karpenter's settings.
+func TestCheckExistingRefusesSettings(t *testing.T) {
+	s := load(t, "web-service")
+	s.Spec.Karpenter = &scenario.Karpenter{Settings: scenario.KarpenterSettings{PreferencePolicy: "Ignore"}}
+	var u *UnsupportedError
+	if err := CheckExisting(s, s.CatalogPath); !errors.As(err, &u) || u.Field != "spec.karpenter.settings" {
+		t.Errorf("got %v, want an UnsupportedError on spec.karpenter.settings", err)
+	}
+	if err := FixedCatalog(s.CatalogPath).UseKarpenter(context.Background(), s.CatalogPath, s.Spec.Karpenter.Env()); err == nil {
+		t.Error("FixedCatalog ran with settings")
+	}
+}

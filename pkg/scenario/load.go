@@ -289,6 +289,7 @@ func (l *Loader) validate(s *Scenario, unresolved map[int]bool, add func(field, 
 		}
 	}
 	validateWorkloads(s.Spec.Workloads, unresolved, add)
+	validateKarpenter(s.Spec.Karpenter, add)
 	if s.Spec.Baseline.Runs < 1 || s.Spec.Baseline.Runs > 50 {
 		add("spec.baseline.runs", "%d is out of range 1..50", s.Spec.Baseline.Runs)
 	}

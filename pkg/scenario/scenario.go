@@ -75,7 +75,10 @@ type Spec struct {
 	Policy      Policy     `json:"policy"`
 	Workloads   []Workload `json:"workloads"`
 	Baseline    Baseline   `json:"baseline,omitempty"`
-	Settle      Settle     `json:"settle,omitempty"`
+	// Karpenter sets Karpenter's settings for the scenario (default: its
+	// defaults); a scenario with settings runs alone.
+	Karpenter *Karpenter `json:"karpenter,omitempty"`
+	Settle    Settle     `json:"settle,omitempty"`
 	// Fault makes this a fault scenario: the harness runs the scenario
 	// clean (the baseline), then again with the fault injected, and
 	// classifies the difference.

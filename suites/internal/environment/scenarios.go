@@ -43,7 +43,7 @@ func scenarioEntries(dirOf func(repo.Layout) string, labels func(*scenario.Scena
 		// Under ginkgo -p the specs share one cluster: a cluster-wide fault,
 		// a baseline's timings, or another catalog (switching it restarts
 		// Karpenter) must run alone, which is what Serial means.
-		if run.RunsAlone(s) || s.CatalogPath != tc.Paths().InstanceTypes {
+		if run.RunsAlone(s) || s.CatalogPath != tc.Paths().InstanceTypes || len(s.Spec.Karpenter.Env()) > 0 {
 			args = append(args, Serial)
 		}
 		out = append(out, Entry(s.Metadata.Name, args...))
