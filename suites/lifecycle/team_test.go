@@ -1,0 +1,71 @@
+package lifecycle
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
+	. "github.com/onsi/gomega"    //nolint:revive,staticcheck
+)
+
+// A platform team's sandbox: a repository outside nodeprint's with the
+// NodePool file as the team commits it (an EC2NodeClass and two NodePools)
+// and a Helm-rendered workload (ServiceAccount, ConfigMap, Service, the
+// Deployment with an init container and a sidecar, its HPA). It is
+// recorded, verified, and a NodePool edit in the team's file is caught and
+// attributed to the policy with the field that changed.
+var _ = Describe("a team's repository with its own NodePool file and manifests", Label("suite:lifecycle", "attribution:change", "team:repository"), func() {
+	It("records, verifies, and attributes an edit of the team's NodePool file", func(ctx SpecContext) {
+		name := fmt.Sprintf("lc-team-%d", os.Getpid())
+		DeferCleanup(cli.Run, "cluster", "down", "--name", name, NodeTimeout(2*time.Minute))
+		cli.ExpectRun(ctx, 0, "cluster", "up", "--name", name)
+		team := GinkgoT().TempDir()
+		copyDir(filepath.Join(cli.Toolchain.Root, "pkg/scenario/testdata/team"), team)
+		scenario := filepath.Join(team, "scenarios", "checkout.yaml")
+		fps := filepath.Join(team, "fingerprints")
+
+		By("recording the team's scenario")
+		cli.ExpectRun(ctx, 0, "record", scenario, "--runs", "2", "--cluster", name, "--fingerprints", fps)
+		By("verifying it unchanged, with what did not carry over to KWOK said")
+		same := cli.ExpectRun(ctx, 0, "verify", scenario, "--cluster", name, "--fingerprints", fps)
+		Expect(same.Stdout).To(And(ContainSubstring("no deviation from the baseline"), ContainSubstring("note: nodeClassRef EC2NodeClass/default is replaced by the run's KWOKNodeClass"),
+			ContainSubstring("note: workload checkout: images are not pulled on KWOK")), "stdout:\n%s", same.Stdout)
+
+		By("the team restricts its NodePool to 8-vCPU c instances (the baseline ran on 4-vCPU ones), in its own file")
+		file := filepath.Join(team, "gitops", "karpenter.yaml")
+		b, err := os.ReadFile(file)
+		Expect(err).NotTo(HaveOccurred())
+		edited := strings.Replace(string(b), "      expireAfter: 720h\n", "      - key: karpenter.kwok.sh/instance-family\n        operator: In\n        values: [\"c\"]\n"+
+			"      - key: karpenter.kwok.sh/instance-cpu\n        operator: In\n        values: [\"8\"]\n      expireAfter: 720h\n", 1)
+		Expect(edited).NotTo(Equal(string(b)), "the NodePool file changed shape: fix the edit")
+		Expect(os.WriteFile(file, []byte(edited), 0o644)).To(Succeed())
+		report := filepath.Join(team, "out")
+		res := cli.ExpectRun(ctx, 1, "verify", scenario, "--cluster", name, "--fingerprints", fps, "--report-dir", report)
+		Expect(res.Stdout).To(And(ContainSubstring("by rule L2-policy-change"), ContainSubstring("nodePool.requirements[karpenter.kwok.sh/instance-cpu]: (none) → In [8]")),
+			"stdout:\n%s", res.Stdout)
+		rep := cli.ExpectReport(report, 1, "checkout", "failed")
+		Expect(rep.Scenarios[0].Verdict.Rule).To(Equal("L2-policy-change"))
+		Expect(rep.Scenarios[0].Notes).To(ContainElement(ContainSubstring("EC2NodeClass default: ignored, no KWOK equivalent")))
+	}, SpecTimeout(8*time.Minute))
+})
+
+func copyDir(from, to string) {
+	GinkgoHelper()
+	Expect(filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(to, rel), 0o755)
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(to, rel), b, 0o644)
+	})).To(Succeed())
+}
