@@ -89,6 +89,7 @@ func TestBadInputTable(t *testing.T) {
 		return strings.Replace(string(fingerprint), old, new, 1)
 	}
 	catalogScenario := scenarioWith("spec:\n", "spec:\n  catalog: broken\n")
+	manifestScenario := "apiVersion: nodeprint.dev/v1alpha1\nkind: Scenario\nmetadata: {name: web-service}\nspec:\n  policy:\n    nodePoolRef: general-purpose\n  workloads:\n  - manifest: w.yaml\n"
 	type file struct{ path, content string }
 	cases := []struct {
 		name string
@@ -137,6 +138,18 @@ func TestBadInputTable(t *testing.T) {
 		{"fingerprint: YAML bomb", []file{{"fingerprints/web-service.yaml", yamlBomb()}, {"S", goodScenario}}, []string{"verify", "S"}, []string{"fingerprints/web-service.yaml", "not valid YAML"}},
 		{"fingerprint: missing", []file{{"S", scenarioWith("name: web-service", "name: never-recorded")}}, []string{"verify", "S"}, []string{"S is compared with its baseline", "no baseline", "never-recorded.yaml"}},
 		{"fingerprint: missing for a plain run", []file{{"S", scenarioWith("name: web-service", "name: never-recorded")}}, []string{"run", "S"}, []string{"S is compared with its baseline", "nodeprint record"}},
+		{"scenario: a workload manifest with a typo", []file{{"S", manifestScenario}, {"w.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec:\n  replicaz: 3\n"}}, nil,
+			[]string{"spec.workloads[0].manifest", "{root}/w.yaml:5: document 1 (Deployment web): spec.replicaz: unknown field"}},
+		{"scenario: a NodePool file with two NodePools, none named", []file{{"S", strings.Replace(manifestScenario, "nodePoolRef: general-purpose", "nodePoolFile: np.yaml", 1)},
+			{"np.yaml", "apiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: a}\nspec: {}\n---\napiVersion: karpenter.sh/v1\nkind: NodePool\nmetadata: {name: b}\nspec: {}\n"},
+			{"w.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\nspec: {}\n"}}, nil,
+			[]string{"spec.policy.nodePoolFile", "holds 2 of karpenter.sh/v1 NodePool (NodePool/a, NodePool/b): name one with policy.nodePoolName"}},
+		{"scenario: an unknown Karpenter setting", []file{{"S", scenarioWith("spec:\n", "spec:\n  karpenter:\n    settings: {batchWindow: 10s}\n")}}, nil, []string{"spec.karpenter.settings.batchWindow: unknown field"}},
+		{"catalog from-ec2: no price file", []file{{"t.json", `{"InstanceTypes": []}`}}, []string{"catalog", "from-ec2", "{root}/t.json"}, []string{"--prices FILE is needed"}},
+		{"catalog from-ec2: a price with a typo", []file{{"t.json", `{"InstanceTypes": [{"InstanceType": "m5.large"}]}`}, {"p.yaml", "zones: [us-west-2a]\nprices:\n  m5.large: {on-demnd: 0.1}\n"}},
+			[]string{"catalog", "from-ec2", "{root}/t.json", "--prices", "{root}/p.yaml"}, []string{"{root}/p.yaml", "prices.m5.large.on-demnd: unknown field"}},
+		{"import: no kubeconfig", nil, []string{"import", "-n", "shop"}, []string{"--kubeconfig PATH is needed"}},
+		{"import: a kubeconfig that does not exist", nil, []string{"import", "--kubeconfig", "{root}/none.yaml", "-n", "shop"}, []string{"{root}/none.yaml"}},
 		{"flag: --parallel out of range", []file{{"S", goodScenario}}, []string{"run", "--parallel", "0", "S"}, []string{"--parallel 0 is out of range 1..32"}},
 		{"flag: malformed --shard", []file{{"S", goodScenario}}, []string{"run", "--shard", "3/2", "S"}, []string{"--shard", "3/2"}},
 		{"flag: unknown flag", []file{{"S", goodScenario}}, []string{"run", "--paralel", "2", "S"}, []string{"unknown flag: --paralel"}},
