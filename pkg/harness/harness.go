@@ -181,7 +181,7 @@ func (h *Harness) bringUp(ctx context.Context) error {
 func (h *Harness) checkHealthy(ctx context.Context, name string) error {
 	st, err := h.Provider.Status(ctx)
 	if err == nil && !st.Healthy() {
-		err = fmt.Errorf("cluster %q is %s", name, st.Problem())
+		err = fmt.Errorf("cluster %q: %s", name, st.Problem())
 	}
 	if err != nil {
 		return &cluster.PhaseError{Phase: "status", Err: err}

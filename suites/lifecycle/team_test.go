@@ -9,6 +9,13 @@ import (
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
 	. "github.com/onsi/gomega"    //nolint:revive,staticcheck
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/yaml"
+
+	"github.com/nodeprint/nodeprint/suites/internal/environment"
 )
 
 // A platform team's sandbox: a repository outside nodeprint's with the
@@ -49,8 +56,43 @@ var _ = Describe("a team's repository with its own NodePool file and manifests",
 		rep := cli.ExpectReport(report, 1, "checkout", "failed")
 		Expect(rep.Scenarios[0].Verdict.Rule).To(Equal("L2-policy-change"))
 		Expect(rep.Scenarios[0].Notes).To(ContainElement(ContainSubstring("EC2NodeClass default: ignored, no KWOK equivalent")))
-	}, SpecTimeout(8*time.Minute))
+
+		By("importing what the team runs, from the cluster, into a scenario that records")
+		kubeconfig := strings.TrimSpace(cli.ExpectRun(ctx, 0, "cluster", "kubeconfig", "--name", name).Stdout)
+		env := environment.New(kubeconfig)
+		env.ApplyNodeClass(ctx, "team")
+		env.ApplyNodePool(ctx, "team-general", "team", nil)
+		env.ExpectCreated(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}})
+		deployment, hpa := teamWorkload(filepath.Join(team, "rendered", "checkout.yaml"))
+		env.ExpectCreated(ctx, deployment)
+		env.ExpectCreated(ctx, hpa)
+		imported := filepath.Join(team, "imported")
+		cli.ExpectRun(ctx, 0, "import", "--kubeconfig", kubeconfig, "-n", "shop", "--name", "shop", "--out", imported)
+		Expect(os.ReadFile(filepath.Join(imported, "workloads", "shop", "deployment-checkout.yaml"))).To(
+			And(ContainSubstring("kind: HorizontalPodAutoscaler"), Not(ContainSubstring("status:"))))
+		cli.ExpectRun(ctx, 2, "import", "--kubeconfig", kubeconfig, "-n", "shop", "--name", "shop", "--out", imported)
+		cli.ExpectRun(ctx, 0, "record", filepath.Join(imported, "scenarios", "shop.yaml"), "--runs", "1", "--cluster", name, "--fingerprints", filepath.Join(imported, "fingerprints"))
+	}, SpecTimeout(10*time.Minute))
 })
+
+// teamWorkload is the Deployment and HPA of the team's rendered manifest,
+// in namespace shop, as the team's CD would apply them.
+func teamWorkload(path string) (*appsv1.Deployment, *autoscalingv2.HorizontalPodAutoscaler) {
+	GinkgoHelper()
+	b, err := os.ReadFile(path)
+	Expect(err).NotTo(HaveOccurred())
+	d, h := &appsv1.Deployment{}, &autoscalingv2.HorizontalPodAutoscaler{}
+	for _, doc := range strings.Split(string(b), "\n---\n") {
+		switch {
+		case strings.Contains(doc, "kind: Deployment"):
+			Expect(yaml.Unmarshal([]byte(doc), d)).To(Succeed())
+		case strings.Contains(doc, "kind: HorizontalPodAutoscaler"):
+			Expect(yaml.Unmarshal([]byte(doc), h)).To(Succeed())
+		}
+	}
+	d.Namespace, h.Namespace = "shop", "shop"
+	return d, h
+}
 
 func copyDir(from, to string) {
 	GinkgoHelper()
