@@ -83,11 +83,12 @@ func teamWorkload(path string) (*appsv1.Deployment, *autoscalingv2.HorizontalPod
 	Expect(err).NotTo(HaveOccurred())
 	d, h := &appsv1.Deployment{}, &autoscalingv2.HorizontalPodAutoscaler{}
 	for _, doc := range strings.Split(string(b), "\n---\n") {
+		// The HPA names its target's kind too: it is told apart first.
 		switch {
-		case strings.Contains(doc, "kind: Deployment"):
-			Expect(yaml.Unmarshal([]byte(doc), d)).To(Succeed())
-		case strings.Contains(doc, "kind: HorizontalPodAutoscaler"):
+		case strings.Contains(doc, "\nkind: HorizontalPodAutoscaler"):
 			Expect(yaml.Unmarshal([]byte(doc), h)).To(Succeed())
+		case strings.Contains(doc, "\nkind: Deployment"):
+			Expect(yaml.Unmarshal([]byte(doc), d)).To(Succeed())
 		}
 	}
 	d.Namespace, h.Namespace = "shop", "shop"
