@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/nodeprint/nodeprint/pkg/strictyaml"
 )
@@ -319,7 +320,7 @@ func checkRegion(path string, p *Prices, region string) error {
 		region = p.Region
 	}
 	for i, z := range p.Zones {
-		if region != "" && (len(z) <= len(region) || z[:len(region)] != region) {
+		if region != "" && (len(z) <= len(region) || !strings.HasPrefix(z, region)) {
 			return &strictyaml.FieldError{File: path, Path: fmt.Sprintf("zones[%d]", i), Msg: fmt.Sprintf("%q is not a zone of region %s", z, region)}
 		}
 	}

@@ -56,7 +56,6 @@ type options struct {
 	events     func(cluster.Event)
 	buildLog   io.Writer
 	runOpts    []run.Option
-	downAfter  time.Duration
 }
 
 // Option configures New.
@@ -104,14 +103,10 @@ func WithRunnerOptions(opts ...run.Option) Option {
 	return func(o *options) { o.runOpts = append(o.runOpts, opts...) }
 }
 
-// WithDownTimeout bounds bringing the temporary cluster down in Close
-// (default 2 minutes).
-func WithDownTimeout(d time.Duration) Option { return func(o *options) { o.downAfter = d } }
-
 // New brings up (or checks) the cluster, starts the supervisor and builds
 // the runner, step by step; a step that fails undoes the ones before it.
 func New(ctx context.Context, opts ...Option) (h *Harness, err error) {
-	o := options{kind: cluster.KindLocal, progress: func(string) {}, events: func(cluster.Event) {}, downAfter: 2 * time.Minute}
+	o := options{kind: cluster.KindLocal, progress: func(string) {}, events: func(cluster.Event) {}}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -240,8 +235,11 @@ func (h *Harness) newRunner(ctx context.Context) error {
 	return nil
 }
 
+// downTimeout bounds bringing a temporary cluster down.
+const downTimeout = 2 * time.Minute
+
 // Close stops the supervisor and brings down the cluster New brought up
-// (bounded by WithDownTimeout); a reused or existing cluster keeps
+// (bounded by downTimeout); a reused or existing cluster keeps
 // running. It is safe on a partly built harness and more than once.
 func (h *Harness) Close(ctx context.Context) error {
 	if h == nil {
@@ -255,7 +253,7 @@ func (h *Harness) Close(ctx context.Context) error {
 		return nil
 	}
 	h.started = false
-	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.o.downAfter)
+	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), downTimeout)
 	defer cancel()
 	if err := h.Provider.Down(dctx); err != nil {
 		return fmt.Errorf("failed to bring cluster %s down: %w", h.Name, err)

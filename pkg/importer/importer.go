@@ -19,6 +19,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
@@ -292,7 +294,9 @@ func workloadManifest(w workload) ([]byte, error) {
 	if w.kind == "Job" {
 		api = "batch/v1"
 	}
-	b, err := manifest(w.obj, api, w.kind)
+	// The pods' annotations go too: checksums and tools' bookkeeping, or
+	// anything else.
+	b, err := manifest(w.obj, api, w.kind, "spec", "template", "metadata", "annotations")
 	if err != nil || w.hpa == nil {
 		return b, err
 	}
@@ -301,57 +305,26 @@ func workloadManifest(w workload) ([]byte, error) {
 }
 
 // manifest is the object as a team would commit it: its name, namespace
-// and labels, and its spec; no status, no server-set metadata, no
-// annotations (they can hold anything, credentials included).
-func manifest(obj client.Object, apiVersion, kind string) ([]byte, error) {
-	obj = obj.DeepCopyObject().(client.Object)
-	meta := metav1.ObjectMeta{Name: obj.GetName(), Namespace: obj.GetNamespace(), Labels: obj.GetLabels()}
-	var v any
-	switch o := obj.(type) {
-	case *karpv1.NodePool:
-		v = struct {
-			metav1.TypeMeta   `json:",inline"`
-			metav1.ObjectMeta `json:"metadata"`
-			Spec              karpv1.NodePoolSpec `json:"spec"`
-		}{metav1.TypeMeta{APIVersion: apiVersion, Kind: kind}, meta, o.Spec}
-	case *appsv1.Deployment:
-		o.Spec.Template.Annotations = nil
-		v = struct {
-			metav1.TypeMeta   `json:",inline"`
-			metav1.ObjectMeta `json:"metadata"`
-			Spec              appsv1.DeploymentSpec `json:"spec"`
-		}{metav1.TypeMeta{APIVersion: apiVersion, Kind: kind}, meta, o.Spec}
-	case *appsv1.StatefulSet:
-		o.Spec.Template.Annotations = nil
-		v = struct {
-			metav1.TypeMeta   `json:",inline"`
-			metav1.ObjectMeta `json:"metadata"`
-			Spec              appsv1.StatefulSetSpec `json:"spec"`
-		}{metav1.TypeMeta{APIVersion: apiVersion, Kind: kind}, meta, o.Spec}
-	case *appsv1.ReplicaSet:
-		o.Spec.Template.Annotations = nil
-		v = struct {
-			metav1.TypeMeta   `json:",inline"`
-			metav1.ObjectMeta `json:"metadata"`
-			Spec              appsv1.ReplicaSetSpec `json:"spec"`
-		}{metav1.TypeMeta{APIVersion: apiVersion, Kind: kind}, meta, o.Spec}
-	case *batchv1.Job:
-		o.Spec.Template.Annotations = nil
-		v = struct {
-			metav1.TypeMeta   `json:",inline"`
-			metav1.ObjectMeta `json:"metadata"`
-			Spec              batchv1.JobSpec `json:"spec"`
-		}{metav1.TypeMeta{APIVersion: apiVersion, Kind: kind}, meta, o.Spec}
-	case *autoscalingv2.HorizontalPodAutoscaler:
-		v = struct {
-			metav1.TypeMeta   `json:",inline"`
-			metav1.ObjectMeta `json:"metadata"`
-			Spec              autoscalingv2.HorizontalPodAutoscalerSpec `json:"spec"`
-		}{metav1.TypeMeta{APIVersion: apiVersion, Kind: kind}, meta, o.Spec}
-	default:
-		return nil, fmt.Errorf("cannot write a %T", obj)
+// and labels, and its spec without the field at drop (if given); no
+// status, no server-set metadata, no annotations (they can hold anything,
+// credentials included).
+func manifest(obj client.Object, apiVersion, kind string, drop ...string) ([]byte, error) {
+	u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, fmt.Errorf("failed to write %s %s: %w", kind, obj.GetName(), err)
 	}
-	b, err := yaml.Marshal(v)
+	meta := map[string]any{"name": obj.GetName()}
+	if ns := obj.GetNamespace(); ns != "" {
+		meta["namespace"] = ns
+	}
+	if l := obj.GetLabels(); len(l) > 0 {
+		meta["labels"] = l
+	}
+	out := map[string]any{"apiVersion": apiVersion, "kind": kind, "metadata": meta, "spec": u["spec"]}
+	if len(drop) > 0 {
+		unstructured.RemoveNestedField(out, drop...)
+	}
+	b, err := yaml.Marshal(out)
 	if err != nil {
 		return nil, fmt.Errorf("failed to write %s %s: %w", kind, obj.GetName(), err)
 	}

@@ -49,10 +49,9 @@ func ReportError(s *scenario.Scenario, err error) report.Scenario {
 // Outcome is a scenario's report entry and the run(s) behind it.
 type Outcome struct {
 	Entry report.Scenario
-	// Fault is a fault scenario's clean and faulted runs, Plain a plain
-	// scenario's run; nil when the run failed.
+	// Fault is a fault scenario's clean and faulted runs (nil for a plain
+	// scenario, or when the run failed): recording an anomaly needs them.
 	Fault *FaultResult
-	Plain *Result
 }
 
 // Entry runs the scenario and returns its report entry (status, timing,
@@ -94,7 +93,7 @@ func (r *Runner) plainEntry(ctx context.Context, s *scenario.Scenario, b *finger
 	}
 	d, v, err := Attribute(s, res, b, b.Inputs)
 	if err != nil {
-		return &Outcome{Entry: ReportError(s, err), Plain: res}, err
+		return &Outcome{Entry: ReportError(s, err)}, err
 	}
 	sc := ReportScenario(s)
 	sc.Baseline, sc.Observed, sc.Diff, sc.Runs = b, res.Fingerprint, d, []string{res.ID}
@@ -102,7 +101,7 @@ func (r *Runner) plainEntry(ctx context.Context, s *scenario.Scenario, b *finger
 	sc.Timeline = report.TimelineOf(res.Observation, time.Time{})
 	sc.Verdict, sc.Runbook = v, report.RunbookPage(v.Rule)
 	sc.Status = statusOf(Passes(s, v))
-	return &Outcome{Entry: sc, Plain: res}, nil
+	return &Outcome{Entry: sc}, nil
 }
 
 // Passes is the one pass rule: a fault scenario passes when the verdict

@@ -97,18 +97,5 @@ func teamWorkload(path string) (*appsv1.Deployment, *autoscalingv2.HorizontalPod
 
 func copyDir(from, to string) {
 	GinkgoHelper()
-	Expect(filepath.WalkDir(from, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(to, rel), 0o755)
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(to, rel), b, 0o644)
-	})).To(Succeed())
+	Expect(os.CopyFS(to, os.DirFS(from))).To(Succeed())
 }
