@@ -58,7 +58,7 @@ func kindWorkRoot(o Options) string {
 			return "" // NewLocal reports the same error
 		}
 	}
-	return filepath.Join(tc.Root, ".work", "kind")
+	return filepath.Join(tc.Work, "kind")
 }
 
 // KindConfigError is a kind-config/cluster.yaml that cannot be used: bad

@@ -119,7 +119,7 @@ func NewLocal(opts ...Option) (*Local, error) {
 		}
 	}
 	if o.workRoot == "" {
-		o.workRoot = filepath.Join(tc.Root, ".work", "clusters")
+		o.workRoot = filepath.Join(tc.Work, "clusters")
 	}
 	if o.progress == nil {
 		o.progress = func(Event) {}

@@ -155,7 +155,7 @@ func WithProgress(f func(Event)) Option { return func(o *Options) { o.progress =
 func WithToolchain(t *toolchain.Toolchain) Option { return func(o *Options) { o.toolchain = t } }
 
 // WithWorkRoot sets the directory under which each cluster keeps its state
-// in a folder named after it (default: <repository>/.work/clusters).
+// in a folder named after it (default: the toolchain's Work/clusters: <checkout>/.work/clusters, or the per-user cache of an installed binary).
 func WithWorkRoot(dir string) Option { return func(o *Options) { o.workRoot = dir } }
 
 // WithTimeout bounds Up (default 3 minutes, not counting a toolchain build).

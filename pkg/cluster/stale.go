@@ -66,7 +66,7 @@ func FindStale(opts ...Option) ([]Stale, error) {
 	}
 	root := o.workRoot
 	if root == "" {
-		root = filepath.Join(tc.Root, ".work", "clusters")
+		root = filepath.Join(tc.Work, "clusters")
 	}
 	entries, err := os.ReadDir(root)
 	if errors.Is(err, os.ErrNotExist) {

@@ -47,7 +47,7 @@ type Handle struct {
 // is the caller's to check.
 func Start(spec Spec) (*Handle, error) {
 	if _, err := os.Stat(spec.Path); err != nil {
-		return nil, fmt.Errorf("failed to start %s: binary %s: %w (run `make tools`)", spec.Name, spec.Path, err)
+		return nil, fmt.Errorf("failed to start %s: binary %s: %w (build the toolchain: `make tools` in a checkout, `nodeprint toolchain build` when installed)", spec.Name, spec.Path, err)
 	}
 	if err := os.MkdirAll(filepath.Dir(spec.LogFile), 0o755); err != nil {
 		return nil, fmt.Errorf("failed to create the log directory for %s: %w", spec.Name, err)

@@ -1,16 +1,21 @@
-// Package toolchain finds the binaries that `make tools` builds into bin/
+// Package toolchain finds nodeprint's own files (fixtures, pinned versions,
+// the build script) and the binaries built from pinned Go module sources,
 // and builds them when they are missing, so that nothing in nodeprint skips
 // silently for want of a binary.
+//
+// It serves two layouts. In a checkout of the repository the files are the
+// checkout's, the binaries go to its bin/ (`make tools`) and cluster state
+// to its .work/. An installed binary (`go install
+// github.com/nodeprint/nodeprint/tools/nodeprint@VERSION`) reads the files
+// of its own module version from the Go module cache and builds the
+// binaries into a per-user cache shared by every team repository on the
+// machine (`nodeprint toolchain build`).
 package toolchain
 
 import (
 	"bufio"
-	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 )
@@ -28,12 +33,25 @@ type Versions struct {
 	Kwok          string
 	MetricsServer string
 	Karpenter     string
+	// ApprovedGo is the only newer Go the build may fetch, for a pinned
+	// module that needs one.
+	ApprovedGo string
 }
 
-// Toolchain is a repository checkout with its bin/ directory.
+// Toolchain is where nodeprint's files, binaries and state are.
 type Toolchain struct {
-	Root     string
-	Bin      string
+	// Root holds nodeprint's own files (fixtures/, tools/toolchain/); it
+	// is read-only for an installed binary (the Go module cache).
+	Root string
+	// Bin is where the binaries are built.
+	Bin string
+	// Work holds the state of the clusters nodeprint runs.
+	Work string
+	// Source says which layout this is.
+	Source Source
+	// Version is the module version an installed binary's files come
+	// from; empty in a checkout.
+	Version  string
 	Versions Versions
 	// KarpenterBinary, when set, replaces the pinned release's Karpenter
 	// binary (a build of that release with changes: a team's fork, one
@@ -65,84 +83,13 @@ type Paths struct {
 type MissingError struct {
 	Bin     string
 	Missing []string
+	// Fix is the command that builds them.
+	Fix string
 }
 
 func (e *MissingError) Error() string {
-	return fmt.Sprintf("the toolchain in %s is incomplete (missing %s): run `make tools` in the repository root",
-		e.Bin, strings.Join(e.Missing, ", "))
-}
-
-// Option configures Find.
-type Option func(*findOptions)
-
-type findOptions struct {
-	root string
-	env  func(string) string
-}
-
-// WithRoot sets the repository root instead of discovering it.
-func WithRoot(root string) Option { return func(o *findOptions) { o.root = root } }
-
-// WithEnv replaces os.Getenv for version overrides (tests).
-func WithEnv(getenv func(string) string) Option { return func(o *findOptions) { o.env = getenv } }
-
-// Find locates the repository: the WithRoot option, else $NODEPRINT_ROOT,
-// else the nearest directory above the working directory whose go.mod
-// declares ModulePath, else the directory above the running executable's
-// bin/. Versions are read from VersionsFile, with the same environment
-// overrides the Makefile honours (KARPENTER_VERSION=… and so on).
-func Find(opts ...Option) (*Toolchain, error) {
-	o := findOptions{env: os.Getenv}
-	for _, opt := range opts {
-		opt(&o)
-	}
-	root := o.root
-	if root == "" {
-		root = o.env("NODEPRINT_ROOT")
-	}
-	if root == "" {
-		root = discoverRoot()
-	}
-	if root == "" {
-		return nil, errors.New("cannot find the nodeprint repository: run from inside it, or set NODEPRINT_ROOT to its path")
-	}
-	abs, err := filepath.Abs(root)
-	if err != nil {
-		return nil, fmt.Errorf("failed to resolve root %q: %w", root, err)
-	}
-	v, err := readVersions(filepath.Join(abs, VersionsFile), o.env)
-	if err != nil {
-		return nil, err
-	}
-	return &Toolchain{Root: abs, Bin: filepath.Join(abs, "bin"), Versions: v}, nil
-}
-
-func discoverRoot() string {
-	if wd, err := os.Getwd(); err == nil {
-		for d := wd; ; d = filepath.Dir(d) {
-			if isRoot(d) {
-				return d
-			}
-			if filepath.Dir(d) == d {
-				break
-			}
-		}
-	}
-	if exe, err := os.Executable(); err == nil {
-		if d := filepath.Dir(filepath.Dir(exe)); isRoot(d) {
-			return d
-		}
-	}
-	return ""
-}
-
-func isRoot(dir string) bool {
-	b, err := os.ReadFile(filepath.Join(dir, "go.mod"))
-	if err != nil {
-		return false
-	}
-	first, _, _ := strings.Cut(string(b), "\n")
-	return strings.TrimSpace(first) == "module "+ModulePath
+	return fmt.Sprintf("the toolchain in %s is incomplete (missing %s): run `%s`",
+		e.Bin, strings.Join(e.Missing, ", "), e.Fix)
 }
 
 // readVersions parses the `NAME ?= value` lines of versions.mk.
@@ -174,11 +121,11 @@ func readVersions(path string, getenv func(string) string) (Versions, error) {
 	}
 	v := Versions{
 		Kubernetes: vals["K8S_VERSION"], Etcd: vals["ETCD_VERSION"], Kwok: vals["KWOK_VERSION"],
-		MetricsServer: vals["METRICS_SERVER_VERSION"], Karpenter: vals["KARPENTER_VERSION"],
+		MetricsServer: vals["METRICS_SERVER_VERSION"], Karpenter: vals["KARPENTER_VERSION"], ApprovedGo: vals["APPROVED_GOTOOLCHAIN"],
 	}
 	for name, val := range map[string]string{"K8S_VERSION": v.Kubernetes, "ETCD_VERSION": v.Etcd, "KWOK_VERSION": v.Kwok,
-		"METRICS_SERVER_VERSION": v.MetricsServer, "KARPENTER_VERSION": v.Karpenter} {
-		if !strings.HasPrefix(val, "v") {
+		"METRICS_SERVER_VERSION": v.MetricsServer, "KARPENTER_VERSION": v.Karpenter, "APPROVED_GOTOOLCHAIN": strings.TrimPrefix(v.ApprovedGo, "go")} {
+		if !strings.HasPrefix(val, "v") && !(name == "APPROVED_GOTOOLCHAIN" && val != "" && val != v.ApprovedGo) {
 			return Versions{}, fmt.Errorf("%s: %s is %q, want a version such as v1.2.3", path, name, val)
 		}
 	}
@@ -202,48 +149,4 @@ func (t *Toolchain) Paths() Paths {
 		Karpenter: karpenter, KarpenterCRDs: filepath.Join(k, "crds"),
 		InstanceTypes: filepath.Join(k, "instance_types.json"),
 	}
-}
-
-// Check reports a *MissingError when any built file is absent.
-func (t *Toolchain) Check() error {
-	p := t.Paths()
-	var missing []string
-	for _, f := range []string{p.KubeAPIServer, p.KubeControllerManager, p.KubeScheduler, p.Kubectl, p.Etcd, p.Kwok, p.Kwokctl,
-		p.MetricsServer, p.MetricsServerManifests, p.KwokKustomize, p.KwokCRDs, p.Karpenter, p.KarpenterCRDs, p.InstanceTypes} {
-		if _, err := os.Stat(f); err != nil {
-			rel, _ := filepath.Rel(t.Root, f)
-			missing = append(missing, rel)
-		}
-	}
-	if len(missing) > 0 {
-		return &MissingError{Bin: t.Bin, Missing: missing}
-	}
-	return nil
-}
-
-// Ensure builds the toolchain with `make toolchain` when Check fails,
-// streaming the build's output to out, and checks again afterwards.
-func (t *Toolchain) Ensure(ctx context.Context, out io.Writer) error {
-	if err := t.Check(); err == nil {
-		return nil
-	} else if out != nil {
-		fmt.Fprintf(out, "toolchain incomplete (%v); building it now (about 15 minutes on a cold machine)\n", err)
-	}
-	cmd := exec.CommandContext(ctx, "make", "-C", t.Root, "toolchain")
-	cmd.Env = append(os.Environ(), "KARPENTER_VERSION="+t.Versions.Karpenter, "K8S_VERSION="+t.Versions.Kubernetes,
-		"ETCD_VERSION="+t.Versions.Etcd, "KWOK_VERSION="+t.Versions.Kwok, "METRICS_SERVER_VERSION="+t.Versions.MetricsServer)
-	if out == nil {
-		out = io.Discard
-	}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("failed to build the toolchain with `make -C %s toolchain`: %w", t.Root, err)
-	}
-	return t.Check()
-}
-
-// MutantBinary is where the karpenter-mutant build puts the pinned
-// Karpenter built with mutant name's patch (`make mutants`).
-func (t *Toolchain) MutantBinary(name string) string {
-	return filepath.Join(t.Bin, "karpenter", t.Versions.Karpenter, "mutants", name, "karpenter-kwok")
 }

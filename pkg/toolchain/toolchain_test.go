@@ -1,11 +1,16 @@
 package toolchain
 
 import (
+	"context"
+	"runtime/debug"
+
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/nodeprint/nodeprint/internal/modproxy"
 )
 
 func TestFindReadsPinnedVersionsWithOverrides(t *testing.T) {
@@ -63,5 +68,52 @@ func TestBadVersionsFile(t *testing.T) {
 		if _, err := Find(WithRoot(root), WithEnv(func(string) string { return "" })); err == nil || !strings.Contains(err.Error(), VersionsFile) {
 			t.Errorf("%s: want an error naming %s, got %v", name, VersionsFile, err)
 		}
+	}
+}
+
+// An installed binary finds no checkout: its files are its own module
+// version, which the go command serves, and its binaries and state go to
+// the per-user cache.
+func TestFindInstalledUsesItsModuleVersionAndTheCache(t *testing.T) {
+	proxy := t.TempDir()
+	if _, err := modproxy.Write(context.Background(), proxy, "../..", "v0.0.1-test"); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("GOPROXY", "file://"+proxy)
+	t.Setenv("GONOSUMDB", "github.com/nodeprint")
+	t.Setenv("GOFLAGS", "-modcacherw")
+	t.Setenv("GOMODCACHE", t.TempDir())
+	cache := t.TempDir()
+	env := map[string]string{"XDG_CACHE_HOME": cache}
+	outside := func() (string, error) { return t.TempDir(), nil }
+	installed := func(version string) Option {
+		return WithBuildInfo(func() (*debug.BuildInfo, bool) {
+			return &debug.BuildInfo{Main: debug.Module{Path: ModulePath, Version: version}}, true
+		})
+	}
+	tc, err := Find(WithEnv(func(k string) string { return env[k] }), WithWorkingDir(outside), installed("v0.0.1-test"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tc.Source != Installed || tc.Version != "v0.0.1-test" || !strings.HasSuffix(tc.Root, "@v0.0.1-test") {
+		t.Fatalf("want the installed layout of v0.0.1-test, got %s %s at %s", tc.Source, tc.Version, tc.Root)
+	}
+	if want := filepath.Join(cache, "nodeprint", "toolchain"); tc.Bin != want || tc.Work != filepath.Join(cache, "nodeprint", "work") {
+		t.Fatalf("binaries %s, state %s: want them under %s", tc.Bin, tc.Work, filepath.Dir(want))
+	}
+	if tc.Versions.Karpenter == "" || tc.Fix() != "nodeprint toolchain build" {
+		t.Fatalf("versions %+v, fix %q", tc.Versions, tc.Fix())
+	}
+	if err := tc.stageModules(context.Background(), filepath.Join(t.TempDir(), "modules")); err != nil {
+		t.Fatalf("the build modules of the same version: %v", err)
+	}
+	for _, v := range []string{"(devel)", "v0.0.0-20261201000000-abcdefabcdef+dirty"} {
+		var nf *NotFoundError
+		if _, err := Find(WithEnv(func(k string) string { return env[k] }), WithWorkingDir(outside), installed(v)); !errors.As(err, &nf) || !strings.Contains(err.Error(), "go install "+InstallPath) {
+			t.Errorf("%s outside a checkout: want a NotFoundError saying how to install, got %v", v, err)
+		}
+	}
+	if _, err := Find(WithEnv(func(k string) string { return env[k] }), WithWorkingDir(outside), installed("v9.9.9")); err == nil || !strings.Contains(err.Error(), "v9.9.9") {
+		t.Errorf("a version the proxy does not serve: want an error naming it, got %v", err)
 	}
 }

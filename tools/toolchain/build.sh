@@ -12,6 +12,11 @@
 # of that module (BIN_DIR/.build/) so the committed files never change.
 # A stamp in BIN_DIR/.stamps/ records what was built; a component whose stamp
 # and outputs are present is skipped.
+#
+# The build modules (tools/toolchain/NAME, tools/karpenter) are the
+# checkout's, or those under $NODEPRINT_BUILD_MODULES/NAME: an installed
+# nodeprint has no checkout and fetches them at its own version
+# (pkg/toolchain).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -27,6 +32,17 @@ log() { printf '[toolchain] %s\n' "$*" >&2; }
 die() { printf '[toolchain] error: %s\n' "$*" >&2; exit 1; }
 
 local_go=$(GOTOOLCHAIN=local go env GOVERSION) # e.g. go1.26.8
+
+# src_of NAME prints the directory of build module NAME.
+src_of() {
+	if [[ -n ${NODEPRINT_BUILD_MODULES:-} ]]; then
+		echo "$NODEPRINT_BUILD_MODULES/$1"
+	elif [[ $1 == karpenter ]]; then
+		echo "$root/tools/karpenter"
+	else
+		echo "$here/$1"
+	fi
+}
 
 # gotoolchain MODULE VERSION prints the GOTOOLCHAIN to build MODULE@VERSION
 # with: "local" when the machine's Go is new enough, else the approved newer Go.
@@ -56,8 +72,8 @@ gotoolchain() {
 module_dir() {
 	local name=$1 module=$2 version=$3
 	shift 3
-	local src="$here/$name"
-	[[ $name == karpenter ]] && src="$root/tools/karpenter"
+	local src
+	src=$(src_of "$name")
 	if grep -qE "^[[:space:]]*(require )?$module $version( |$)" "$src/go.mod"; then
 		echo "$src"
 		return
@@ -104,7 +120,7 @@ build_kubernetes() {
 	# k8s.io/kubernetes replaces its staging modules with local paths; the
 	# build module replaces each with its published version instead.
 	local reps=() m
-	for m in $(sed -n 's/^[[:space:]]*\(k8s.io\/[a-z0-9-]*\) => \(k8s.io\/[a-z0-9-]*\) v0.*/\1/p' "$here/kubernetes/go.mod"); do
+	for m in $(sed -n 's/^[[:space:]]*\(k8s.io\/[a-z0-9-]*\) => \(k8s.io\/[a-z0-9-]*\) v0.*/\1/p' "$(src_of kubernetes)/go.mod"); do
 		reps+=("-replace=$m=$m@$staging")
 	done
 	local dir
@@ -175,7 +191,7 @@ karpenter_tags() {
 # karpenter_sources_digest: the project's own sources are part of the
 # stamp: a change to the capacity decorator must rebuild the binary.
 karpenter_sources_digest() {
-	(cd "$root/tools/karpenter" && find . -name '*.go' -o -name 'go.mod' -o -name 'go.sum' | LC_ALL=C sort | xargs cat | sha256sum | cut -c1-16)
+	(cd "$(src_of karpenter)" && find . -name '*.go' -o -name 'go.mod' -o -name 'go.sum' | LC_ALL=C sort | xargs cat | sha256sum | cut -c1-16)
 }
 
 # karpenter_compile NAME [PATCH]: copies the pinned module of

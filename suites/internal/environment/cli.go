@@ -195,7 +195,7 @@ func (c *CLI) actAt(ctx context.Context, marker string, act func(*os.Process), a
 }
 
 func (c *CLI) clusterDir(name string) string {
-	return filepath.Join(c.Toolchain.Root, ".work", "clusters", name) + string(filepath.Separator)
+	return filepath.Join(c.Toolchain.Work, "clusters", name) + string(filepath.Separator)
 }
 
 // ExpectListeningOnLoopbackOnly lists the TCP ports the cluster's processes

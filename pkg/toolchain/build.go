@@ -1,0 +1,140 @@
+package toolchain
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// BuildScript builds the components from pinned module sources, relative
+// to the root (the Makefile's toolchain target runs it too).
+const BuildScript = "tools/toolchain/build.sh"
+
+// Components are what the build makes, in build.sh's names.
+var Components = []string{"kubernetes", "etcd", "kwok", "metrics-server", "karpenter"}
+
+// Fix is the command that builds the toolchain of this layout.
+func (t *Toolchain) Fix() string {
+	if t.Source == Installed {
+		return "nodeprint toolchain build"
+	}
+	return "make tools"
+}
+
+// Check reports a *MissingError when any built file is absent.
+func (t *Toolchain) Check() error {
+	p := t.Paths()
+	var missing []string
+	for _, f := range []string{p.KubeAPIServer, p.KubeControllerManager, p.KubeScheduler, p.Kubectl, p.Etcd, p.Kwok, p.Kwokctl,
+		p.MetricsServer, p.MetricsServerManifests, p.KwokKustomize, p.KwokCRDs, p.Karpenter, p.KarpenterCRDs, p.InstanceTypes} {
+		if _, err := os.Stat(f); err != nil {
+			rel, err := filepath.Rel(t.Bin, f)
+			if err != nil || strings.HasPrefix(rel, "..") {
+				rel = f
+			}
+			missing = append(missing, filepath.Join(filepath.Base(t.Bin), rel))
+		}
+	}
+	if len(missing) > 0 {
+		return &MissingError{Bin: t.Bin, Missing: missing, Fix: t.Fix()}
+	}
+	return nil
+}
+
+// Ensure builds the toolchain when Check fails, streaming the build's
+// output to out, and checks again afterwards.
+func (t *Toolchain) Ensure(ctx context.Context, out io.Writer) error {
+	err := t.Check()
+	if err == nil {
+		return nil
+	}
+	if out != nil {
+		fmt.Fprintf(out, "toolchain incomplete (%v); building it now (about 11 minutes on a cold machine)\n", err)
+	}
+	if err := t.Build(ctx, out); err != nil {
+		return err
+	}
+	return t.Check()
+}
+
+// Build runs the build script for components (default: all), which skips
+// each component whose stamp and outputs are present. An installed
+// binary's build modules are fetched at its own version first.
+func (t *Toolchain) Build(ctx context.Context, out io.Writer, components ...string) error {
+	if out == nil {
+		out = io.Discard
+	}
+	if len(components) == 0 {
+		components = Components
+	}
+	env := append(os.Environ(), t.Env()...)
+	if t.Source == Installed {
+		modules := filepath.Join(t.Bin, ".modules")
+		fmt.Fprintf(out, "[toolchain] fetching nodeprint's build modules %s into %s\n", t.Version, modules)
+		if err := t.stageModules(ctx, modules); err != nil {
+			return err
+		}
+		env = append(env, "NODEPRINT_BUILD_MODULES="+modules)
+	}
+	if err := os.MkdirAll(t.Bin, 0o755); err != nil {
+		return fmt.Errorf("failed to create %s: %w", t.Bin, err)
+	}
+	// bash runs it: the module cache keeps no file modes.
+	cmd := exec.CommandContext(ctx, "bash", append([]string{filepath.Join(t.Root, BuildScript), t.Bin}, components...)...)
+	cmd.Env, cmd.Stdout, cmd.Stderr = env, out, out
+	// The script's go builds are its children: cancelling stops the group.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM) }
+	cmd.WaitDelay = 10 * time.Second
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("failed to build the toolchain into %s with %s (its output is above): %w", t.Bin, BuildScript, err)
+	}
+	return nil
+}
+
+// Env is the pinned versions as the build script reads them.
+func (t *Toolchain) Env() []string {
+	v := t.Versions
+	return []string{"K8S_VERSION=" + v.Kubernetes, "ETCD_VERSION=" + v.Etcd, "KWOK_VERSION=" + v.Kwok,
+		"METRICS_SERVER_VERSION=" + v.MetricsServer, "KARPENTER_VERSION=" + v.Karpenter, "APPROVED_GOTOOLCHAIN=" + v.ApprovedGo}
+}
+
+// Component is one built component as its stamp describes it.
+type Component struct {
+	Name string
+	// Want is the pinned version.
+	Want string
+	// Built is what the stamp says was built; empty when nothing was.
+	Built string
+}
+
+// Current says whether the build of the pinned version is there.
+func (c Component) Current() bool {
+	return c.Built == c.Name+" "+c.Want || strings.HasPrefix(c.Built, c.Name+" "+c.Want+" ")
+}
+
+// Status reads the build's stamps of every component.
+func (t *Toolchain) Status() []Component {
+	v := t.Versions
+	out := make([]Component, 0, len(Components))
+	for _, c := range []struct{ name, want, stamp string }{
+		{"kubernetes", v.Kubernetes, "kubernetes"}, {"etcd", v.Etcd, "etcd"}, {"kwok", v.Kwok, "kwok"},
+		{"metrics-server", v.MetricsServer, "metrics-server"}, {"karpenter", v.Karpenter, "karpenter-" + v.Karpenter},
+	} {
+		b, _ := os.ReadFile(filepath.Join(t.Bin, ".stamps", c.stamp))
+		out = append(out, Component{Name: c.name, Want: c.want, Built: strings.TrimSpace(string(b))})
+	}
+	return out
+}
+
+// MutantBinary is where the karpenter-mutant build puts the pinned
+// Karpenter built with mutant name's patch (`make mutants`).
+func (t *Toolchain) MutantBinary(name string) string {
+	return filepath.Join(t.Bin, "karpenter", t.Versions.Karpenter, "mutants", name, "karpenter-kwok")
+}
