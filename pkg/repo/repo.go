@@ -1,22 +1,63 @@
-// Package repo is the layout of a nodeprint repository: where its
-// scenarios, fixtures, fingerprints, runbooks and mutants live. Commands,
-// suites and drivers ask it for a path instead of joining names of their
-// own, so the layout is written once.
+// Package repo is the layout of the two kinds of repository nodeprint
+// works in: its own (scenarios under fixtures/, fingerprints/, runbooks/,
+// mutants) and a team's (`nodeprint init`: scenarios/, fingerprints/,
+// runbooks/ at the root, marked by nodeprint.yaml). Commands, suites and
+// drivers ask it for a path instead of joining names of their own, so the
+// layout is written once.
 package repo
 
-import "path/filepath"
+import (
+	"os"
+	"path/filepath"
+)
+
+// ProjectFile marks the root of a team repository; `nodeprint init`
+// writes it, and commands run anywhere below it default to its
+// scenarios and fingerprints.
+const ProjectFile = "nodeprint.yaml"
 
 // Layout is a repository checked out at Root.
-type Layout struct{ Root string }
+type Layout struct {
+	Root string
+	// Team: a team repository, whose scenarios are at the root.
+	Team bool
+}
 
-// At is the layout of the repository at root.
+// At is the layout of nodeprint's repository at root.
 func At(root string) Layout { return Layout{Root: root} }
+
+// TeamAt is the layout of a team repository at root.
+func TeamAt(root string) Layout { return Layout{Root: root, Team: true} }
+
+// Find is the layout commands default to: the nearest directory at or
+// above wd that holds ProjectFile (a team repository), else nodeprint's
+// checkout when there is one, else a team repository at wd.
+func Find(wd, checkout string) Layout {
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, ProjectFile)); err == nil {
+			return TeamAt(d)
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if checkout != "" {
+		return At(checkout)
+	}
+	return TeamAt(wd)
+}
 
 // Fixtures holds nodepools/, catalogs/, kwok-stages/, bench/ and mutants/.
 func (l Layout) Fixtures() string { return filepath.Join(l.Root, "fixtures") }
 
-// Scenarios holds the baseline scenarios; faults/ and fault-variants/ the fault ones.
-func (l Layout) Scenarios() string { return filepath.Join(l.Fixtures(), "scenarios") }
+// Scenarios holds the baseline scenarios; in nodeprint's repository
+// faults/ and fault-variants/ hold the fault ones.
+func (l Layout) Scenarios() string {
+	if l.Team {
+		return filepath.Join(l.Root, "scenarios")
+	}
+	return filepath.Join(l.Fixtures(), "scenarios")
+}
 
 // FaultScenarios holds the fault catalog's scenarios.
 func (l Layout) FaultScenarios() string { return filepath.Join(l.Scenarios(), "faults") }

@@ -13,7 +13,6 @@ import (
 
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
 	"github.com/nodeprint/nodeprint/pkg/inputs"
-	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/report"
 	"github.com/nodeprint/nodeprint/pkg/strictyaml"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
@@ -50,12 +49,12 @@ Exit codes: 0 accepted, 2 bad input (nothing is written).`,
 				if err != nil {
 					return usageError{err}
 				}
-				fingerprints = repo.At(tc.Root).Fingerprints()
+				fingerprints = project(tc).Fingerprints()
 			}
 			return accept(stdout, args[0], args[1:], fingerprints, reason)
 		},
 	}
-	cmd.Flags().StringVar(&fingerprints, "fingerprints", "", "baseline directory (default: <repository>/fingerprints)")
+	cmd.Flags().StringVar(&fingerprints, "fingerprints", "", "baseline directory (default: fingerprints/ of the team repository, nodeprint.yaml, at or above the working directory, else of nodeprint's checkout)")
 	cmd.Flags().StringVar(&reason, "reason", "", "why the deviation is noise, not a regression (required; kept in the baseline)")
 	return cmd
 }

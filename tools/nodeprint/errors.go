@@ -33,6 +33,12 @@ func (e environmentError) Error() string {
 	return fmt.Sprintf("%d of %d scenario(s) could not complete: the environment failed (see each scenario's error)", e.n, e.of)
 }
 
+// environmentFailure is a failure of the machine rather than of the input
+// (a toolchain build that fails): exit 3.
+type environmentFailure struct{ error }
+
+func (e environmentFailure) Unwrap() error { return e.error }
+
 // interruptedError replaces the scenarios' own errors (a cancelled
 // request, a rate limiter's wait) when a signal stopped them: they did not
 // fail, they were stopped (exit 130). Only a recorded signal makes one
@@ -110,15 +116,18 @@ func exitCode(ctx context.Context, err error) int {
 		shard   *runpkg.ShardError
 		kcfg    *cluster.KubeconfigError
 		unsup   *runpkg.UnsupportedError
+		nofiles *toolchain.NotFoundError
+		module  *toolchain.ModuleError
 	)
 	switch {
 	case interrupted(ctx), errors.As(err, new(interruptedError)):
 		return exitInterrupted
 	case errors.As(err, &usage), errors.As(err, &name), strings.HasPrefix(err.Error(), "unknown command"),
-		errors.Is(err, cluster.ErrAlreadyRunning), errors.As(err, &shard), errors.As(err, &kcfg), errors.As(err, &unsup):
+		errors.Is(err, cluster.ErrAlreadyRunning), errors.As(err, &shard), errors.As(err, &kcfg), errors.As(err, &unsup),
+		errors.As(err, &nofiles):
 		return exitUsage
 	case errors.As(err, &missing), errors.As(err, &phase), errors.As(err, &absent), errors.As(err, new(environmentError)),
-		errors.As(err, new(*runpkg.EnvironmentError)):
+		errors.As(err, new(*runpkg.EnvironmentError)), errors.As(err, new(environmentFailure)), errors.As(err, &module):
 		return exitEnvironment
 	default:
 		// wrongError (a regression or a wrong attribution), staleError and anything unforeseen.

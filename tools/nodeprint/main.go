@@ -9,6 +9,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/nodeprint/nodeprint/pkg/toolchain"
 )
 
 func main() {
@@ -40,11 +42,15 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	var cacheDir string
+	root.PersistentFlags().StringVar(&cacheDir, "cache-dir", "", "the per-user cache of an installed nodeprint: toolchain and cluster state (default $"+toolchain.CacheDirEnv+", else $XDG_CACHE_HOME/nodeprint, else ~/.cache/nodeprint)")
+	root.PersistentPreRunE = func(*cobra.Command, []string) error { return setCacheDir(cacheDir) }
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.AddCommand(newClusterCmd(stdout, stderr), newRecordCmd(stdout, stderr), newVerifyCmd(stdout, stderr),
 		newRunCmd(stdout, stderr), newAttributeCmd(stdout, stderr), newFaultsCmd(stdout), newRulesCmd(stdout),
-		newSOPCmd(stdout), newExplainCmd(stdout), newAcceptCmd(stdout), newCatalogCmd(stdout, stderr), newImportCmd(stdout, stderr))
+		newSOPCmd(stdout), newExplainCmd(stdout), newAcceptCmd(stdout), newCatalogCmd(stdout, stderr), newImportCmd(stdout, stderr),
+		newToolchainCmd(stdout, stderr), newInitCmd(stdout))
 	return root
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/cluster"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
 	"github.com/nodeprint/nodeprint/pkg/harness"
-	"github.com/nodeprint/nodeprint/pkg/repo"
 	runpkg "github.com/nodeprint/nodeprint/pkg/run"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
@@ -111,7 +110,7 @@ func binaryToolchain(f *scenarioFlags, tc *toolchain.Toolchain) (*toolchain.Tool
 func addScenarioFlags(cmd *cobra.Command, f *scenarioFlags) {
 	f.parallel = 1 // commands without --parallel run one scenario at a time
 	cmd.Flags().StringVar(&f.cluster, "cluster", "", "run on this running cluster of the local or kind provider (default: start a temporary one and stop it afterwards)")
-	cmd.Flags().StringVar(&f.fingerprints, "fingerprints", "", "baseline directory (default: <repository>/fingerprints)")
+	cmd.Flags().StringVar(&f.fingerprints, "fingerprints", "", "baseline directory (default: fingerprints/ of the team repository, nodeprint.yaml, at or above the working directory, else of nodeprint's checkout)")
 	cmd.Flags().StringVar(&f.provider, "provider", string(cluster.KindLocal), "cluster provider: local (a cluster nodeprint starts and owns, no Docker), kind (the same on a kind cluster; needs a Docker engine) or existing (--kubeconfig to a cluster that runs Karpenter's KWOK provider; workload-side scenarios only)")
 	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "with --provider existing: the cluster's kubeconfig (default: $KUBECONFIG, else ~/.kube/config)")
 	cmd.Flags().StringVar(&f.catalog, "catalog", "", "with --provider existing: the instance-type catalog the cluster's Karpenter runs with (default: the KWOK provider's generic catalog); scenarios of other catalogs are refused")
@@ -163,7 +162,7 @@ func loadScenarios(ctx context.Context, f *scenarioFlags, args []string, stderr 
 		return nil, nil, err
 	}
 	if f.fingerprints == "" {
-		f.fingerprints = repo.At(tc.Root).Fingerprints()
+		f.fingerprints = project(tc).Fingerprints()
 	}
 	loader := runpkg.Loader(tc)
 	var files []string
@@ -171,7 +170,7 @@ func loadScenarios(ctx context.Context, f *scenarioFlags, args []string, stderr 
 		if strings.ContainsAny(a, "/.") {
 			files = append(files, a)
 		} else {
-			files = append(files, repo.At(tc.Root).Scenario(a))
+			files = append(files, project(tc).Scenario(a))
 		}
 	}
 	scenarios, err := loader.LoadFiles(files...)

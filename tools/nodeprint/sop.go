@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/nodeprint/nodeprint/pkg/repo"
 	runpkg "github.com/nodeprint/nodeprint/pkg/run"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 	"github.com/nodeprint/nodeprint/pkg/sop"
@@ -34,15 +33,15 @@ per language. The numbers come from the fingerprints directory, so
 				return err
 			}
 			if out == "" {
-				out = repo.At(tc.Root).Runbooks()
+				out = project(tc).Runbooks()
 			}
 			if scenarios == "" {
-				scenarios = repo.At(tc.Root).Scenarios()
+				scenarios = project(tc).Scenarios()
 			}
 			if fingerprints == "" {
-				fingerprints = repo.At(tc.Root).Fingerprints()
+				fingerprints = project(tc).Fingerprints()
 			}
-			in, err := sop.Load(runpkg.Loader(tc), tc.Root, scenarios, fingerprints)
+			in, err := sop.Load(runpkg.Loader(tc), project(tc).Root, scenarios, fingerprints)
 			var inErr *sop.InputError
 			var fieldErrs scenario.ErrorList
 			if errors.As(err, &inErr) || errors.As(err, &fieldErrs) {
@@ -72,7 +71,7 @@ per language. The numbers come from the fingerprints directory, so
 	}
 	cmd.Flags().StringVar(&out, "out", "", "directory to write the runbooks to (default: <repository>/runbooks)")
 	cmd.Flags().StringVar(&scenarios, "scenarios", "", "scenario directory, read recursively (default: <repository>/fixtures/scenarios)")
-	cmd.Flags().StringVar(&fingerprints, "fingerprints", "", "fingerprint directory: baselines in it, fault fingerprints in its faults/ (default: <repository>/fingerprints)")
+	cmd.Flags().StringVar(&fingerprints, "fingerprints", "", "fingerprint directory: baselines in it, fault fingerprints in its faults/ (default: fingerprints/ of the team repository, nodeprint.yaml, at or above the working directory, else of nodeprint's checkout)")
 	cmd.Flags().StringSliceVar(&langs, "lang", nil, "languages to write, en and/or zh (default: both)")
 	cmd.Flags().BoolVar(&check, "check", false, "write nothing; fail (exit 1) when the runbooks in --out differ from what would be generated")
 	return cmd
