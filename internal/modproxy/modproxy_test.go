@@ -41,7 +41,7 @@ func download(t *testing.T, proxy, mod string) string {
 	t.Helper()
 	cmd := exec.Command("go", "mod", "download", "-json", mod)
 	cmd.Dir = t.TempDir()
-	cmd.Env = append(os.Environ(), "GOPROXY=file://"+proxy, "GONOSUMDB=github.com/nodeprint", "GOFLAGS=", "GOMODCACHE="+t.TempDir())
+	cmd.Env = append(os.Environ(), "GOPROXY=file://"+proxy, "GONOSUMDB=github.com/nodeprint", "GOFLAGS=-modcacherw", "GOMODCACHE="+t.TempDir())
 	out, err := cmd.Output()
 	var info struct{ Dir, Error string }
 	if jerr := json.Unmarshal(out, &info); err != nil || jerr != nil || info.Dir == "" {

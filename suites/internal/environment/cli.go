@@ -28,10 +28,22 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
 )
 
-// CLI runs the nodeprint binary built from this checkout.
+// CLI runs a nodeprint binary: the one built from this checkout, in the
+// checkout, or one installed by version (InstallCLI), in a team's directory.
 type CLI struct {
 	Path      string
 	Toolchain *toolchain.Toolchain
+	// Dir is where it runs (default: the checkout).
+	Dir string
+	// Env replaces the environment it runs with (default: the suite's).
+	Env []string
+}
+
+func (c *CLI) dir() string {
+	if c.Dir != "" {
+		return c.Dir
+	}
+	return c.Toolchain.Root
 }
 
 // Result is one finished CLI run.
@@ -60,16 +72,16 @@ func BuildCLI(ctx context.Context) *CLI {
 
 // Run runs the CLI to completion and returns what it did.
 func (c *CLI) Run(ctx context.Context, args ...string) Result {
-	r, _ := runCommand(ctx, c.Toolchain.Root, c.Path, args...)
+	r, _ := runCommand(ctx, c.dir(), c.Env, c.Path, args...)
 	return r
 }
 
 // runCommand runs a command in dir to completion, its output also to the
 // Ginkgo writer; the code is -1 when it did not run or was killed (err says why).
-func runCommand(ctx context.Context, dir, name string, args ...string) (Result, error) {
+func runCommand(ctx context.Context, dir string, env []string, name string, args ...string) (Result, error) {
 	var stdout, stderr bytes.Buffer
 	cmd := exec.CommandContext(ctx, name, args...)
-	cmd.Dir = dir
+	cmd.Dir, cmd.Env = dir, env
 	cmd.Stdout = io.MultiWriter(&stdout, GinkgoWriter)
 	cmd.Stderr = io.MultiWriter(&stderr, GinkgoWriter)
 	err := cmd.Run()
@@ -151,7 +163,7 @@ func (c *CLI) actAt(ctx context.Context, marker string, act func(*os.Process), a
 	phase := marker
 	var stdout bytes.Buffer
 	cmd := exec.CommandContext(ctx, c.Path, args...)
-	cmd.Dir = c.Toolchain.Root
+	cmd.Dir, cmd.Env = c.dir(), c.Env
 	cmd.Stdout = io.MultiWriter(&stdout, GinkgoWriter)
 	pr, pw := io.Pipe()
 	cmd.Stderr = pw

@@ -17,7 +17,7 @@ import (
 func ExpectCommand(ctx context.Context, dir string, code int, name string, args ...string) Result {
 	GinkgoHelper()
 	By(name + " " + strings.Join(args, " "))
-	r, err := runCommand(ctx, dir, name, args...)
+	r, err := runCommand(ctx, dir, nil, name, args...)
 	Expect(r.Code).To(Equal(code), "%s %s exited %d (%v), want %d\nstdout:\n%s\nstderr:\n%s", name, strings.Join(args, " "), r.Code, err, code, r.Stdout, r.Stderr)
 	return r
 }
