@@ -125,16 +125,17 @@ func (o findOptions) locate() (*Toolchain, error) {
 
 // installed is the layout of a binary installed by version: its files are
 // that version of its module, which go install has already put into the
-// module cache (or the proxy serves).
+// module cache (or the proxy serves). A team's own test binary carries
+// nodeprint as a dependency: its version serves the same way.
 func (o findOptions) installed() (*Toolchain, error) {
-	version := "(unknown)"
 	bi, ok := o.build()
-	if ok {
-		version = bi.Main.Version
+	if !ok {
+		return nil, &NotFoundError{Version: "(unknown)"}
 	}
+	version := ownVersion(bi)
 	// A build of a modified checkout is stamped vX-…+dirty: no module
 	// version holds its files.
-	if !ok || bi.Main.Path != ModulePath || version == "" || version == "(devel)" || strings.HasSuffix(version, "+dirty") {
+	if !strings.HasPrefix(version, "v") || strings.HasSuffix(version, "+dirty") {
 		return nil, &NotFoundError{Version: version}
 	}
 	cache, err := CacheDir(o.env)
@@ -148,6 +149,21 @@ func (o findOptions) installed() (*Toolchain, error) {
 		return nil, err
 	}
 	return &Toolchain{Root: dir, Bin: filepath.Join(cache, "toolchain"), Work: filepath.Join(cache, "work"), Source: Installed, Version: version}, nil
+}
+
+// ownVersion is nodeprint's module version in the running binary: the
+// main module's (the CLI installed by version) or the dependency's (a
+// team's suite importing pkg/environment); "(devel)" or "" otherwise.
+func ownVersion(bi *debug.BuildInfo) string {
+	if bi.Main.Path == ModulePath {
+		return bi.Main.Version
+	}
+	for _, d := range bi.Deps {
+		if d.Path == ModulePath && d.Replace == nil {
+			return d.Version
+		}
+	}
+	return "(devel)"
 }
 
 // CacheDir is the per-user cache of installed binaries: $NODEPRINT_CACHE_DIR,

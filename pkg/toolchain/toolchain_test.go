@@ -113,6 +113,13 @@ func TestFindInstalledUsesItsModuleVersionAndTheCache(t *testing.T) {
 			t.Errorf("%s outside a checkout: want a NotFoundError saying how to install, got %v", v, err)
 		}
 	}
+	asDependency := WithBuildInfo(func() (*debug.BuildInfo, bool) {
+		return &debug.BuildInfo{Main: debug.Module{Path: "example.com/platform-checks", Version: "(devel)"},
+			Deps: []*debug.Module{{Path: ModulePath, Version: "v0.0.1-test"}}}, true
+	})
+	if tc, err := Find(WithEnv(func(k string) string { return env[k] }), WithWorkingDir(outside), asDependency); err != nil || tc.Version != "v0.0.1-test" {
+		t.Errorf("a team's suite that imports nodeprint: want the dependency's version, got %v, %v", tc, err)
+	}
 	if _, err := Find(WithEnv(func(k string) string { return env[k] }), WithWorkingDir(outside), installed("v9.9.9")); err == nil || !strings.Contains(err.Error(), "v9.9.9") {
 		t.Errorf("a version the proxy does not serve: want an error naming it, got %v", err)
 	}
