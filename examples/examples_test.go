@@ -1,4 +1,5 @@
-// Package examples holds CI and Kubernetes examples; its test keeps them
+// Package examples holds CI and Kubernetes examples (a team's own suites
+// are in ginkgo/ and e2e-framework/, and run for real); its test keeps them
 // valid and in step with the CLI's flags.
 package examples
 

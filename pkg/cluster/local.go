@@ -347,6 +347,32 @@ func freePorts(n int) ([]int, error) {
 // the reason stays readable. It returns where they went.
 func (l *Local) keepLogs() (string, error) {
 	dst := filepath.Join(filepath.Dir(l.opts.workRoot), "failed", l.opts.name+"-"+time.Now().UTC().Format("20060102T150405Z"))
+	n, err := l.copyLogs(dst)
+	if err != nil || n == 0 {
+		return "", err
+	}
+	return dst, nil
+}
+
+// ExportLogs copies the logs of every component (Karpenter and the
+// control plane's processes) into dest, creating it, and returns how many
+// files it copied: a test keeps them after the cluster is brought down.
+// A cluster that wrote no log yet is an error, not an empty directory.
+func (l *Local) ExportLogs(dest string) (int, error) {
+	n, err := l.copyLogs(dest)
+	if err != nil {
+		return n, fmt.Errorf("failed to export the logs of cluster %q: %w", l.opts.name, err)
+	}
+	if n == 0 {
+		return 0, fmt.Errorf("failed to export the logs of cluster %q: it has none in %s", l.opts.name, l.dir)
+	}
+	return n, nil
+}
+
+// copyLogs copies the files of the cluster's log directories into dst
+// (created only when there is one to copy); unreadable ones are skipped, as
+// a component may be rotating or removing its log while it runs.
+func (l *Local) copyLogs(dst string) (int, error) {
 	n := 0
 	for _, src := range append([]string{filepath.Join(l.dir, "logs")}, l.cp.logDirs()...) {
 		entries, err := os.ReadDir(src)
@@ -362,18 +388,15 @@ func (l *Local) keepLogs() (string, error) {
 				continue
 			}
 			if err := os.MkdirAll(dst, 0o700); err != nil {
-				return "", err
+				return n, err
 			}
 			if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o600); err != nil {
-				return "", err
+				return n, err
 			}
 			n++
 		}
 	}
-	if n == 0 {
-		return "", nil
-	}
-	return dst, nil
+	return n, nil
 }
 
 func (l *Local) catalogPath(st state) string {

@@ -9,12 +9,10 @@ import (
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
 	. "github.com/onsi/gomega"    //nolint:revive,staticcheck
-	appsv1 "k8s.io/api/apps/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -42,63 +40,6 @@ func (e *Environment) NewApplied(ctx context.Context, prefix string) *Applied {
 	a := &Applied{Suffix: fmt.Sprintf("%d-%d", os.Getpid(), GinkgoParallelProcess()), Namespace: fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%1e6)}
 	e.ExpectCreated(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: a.Namespace}})
 	return a
-}
-
-// ApplyNodeClass creates a KWOKNodeClass.
-func (e *Environment) ApplyNodeClass(ctx context.Context, name string) {
-	GinkgoHelper()
-	e.ExpectCreated(ctx, &kwokv1alpha1.KWOKNodeClass{ObjectMeta: metav1.ObjectMeta{Name: name}})
-}
-
-// ApplyNodePool creates a NodePool for on-demand amd64 Linux nodes of
-// any size, with templateLabels on its nodes, naming the node class.
-func (e *Environment) ApplyNodePool(ctx context.Context, name, nodeClass string, templateLabels map[string]string) {
-	GinkgoHelper()
-	np := &karpv1.NodePool{ObjectMeta: metav1.ObjectMeta{Name: name}}
-	np.Spec.Template.Labels = templateLabels
-	np.Spec.Template.Spec.NodeClassRef = &karpv1.NodeClassReference{Group: "karpenter.kwok.sh", Kind: "KWOKNodeClass", Name: nodeClass}
-	np.Spec.Template.Spec.Requirements = []karpv1.NodeSelectorRequirementWithMinValues{
-		{Key: corev1.LabelArchStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"amd64"}},
-		{Key: corev1.LabelOSStable, Operator: corev1.NodeSelectorOpIn, Values: []string{"linux"}},
-		{Key: karpv1.CapacityTypeLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{karpv1.CapacityTypeOnDemand}},
-	}
-	e.ExpectCreated(ctx, np)
-}
-
-// ApplyDeployment creates a Deployment of pods requesting cpu and memory
-// and selecting nodeSelector.
-func (e *Environment) ApplyDeployment(ctx context.Context, ns, name string, replicas int32, cpu, memory string, nodeSelector map[string]string) {
-	GinkgoHelper()
-	labels := map[string]string{"app": name}
-	d := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To(replicas),
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec: corev1.PodSpec{NodeSelector: nodeSelector, TerminationGracePeriodSeconds: ptr.To[int64](0),
-					Containers: []corev1.Container{{Name: name, Image: "registry.k8s.io/pause:3.10", Resources: corev1.ResourceRequirements{
-						Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory)}}}}},
-			},
-		},
-	}
-	e.ExpectCreated(ctx, d)
-}
-
-// EventuallyExpectPending waits until the Deployment's pods exist and are
-// all unscheduled.
-func (e *Environment) EventuallyExpectPending(ctx context.Context, ns, app string, n int) {
-	GinkgoHelper()
-	By(fmt.Sprintf("waiting for %d pending pod(s) of %s/%s", n, ns, app))
-	Eventually(func(g Gomega) {
-		pods := &corev1.PodList{}
-		g.Expect(e.Client.List(ctx, pods, client.InNamespace(ns), client.MatchingLabels{"app": app})).To(Succeed())
-		g.Expect(pods.Items).To(HaveLen(n))
-		for _, p := range pods.Items {
-			g.Expect(p.Spec.NodeName).To(BeEmpty(), "pod %s was scheduled", p.Name)
-		}
-	}).WithContext(ctx).WithTimeout(time.Minute).WithPolling(time.Second).Should(Succeed())
 }
 
 // ExpectExplained explains the namespace with cfg and c and returns the

@@ -1,38 +1,26 @@
-// Package environment is the suites' shared Ginkgo glue: it brings the
-// cluster up once per suite and holds the assertion helpers (Expect…,
-// EventuallyExpect…), in the style of Karpenter's test/pkg/environment.
-// It lives under suites/ because nothing in pkg/ may know Ginkgo: the CLI
-// uses pkg/ too.
+// Package environment is nodeprint's own suite plumbing: the suites'
+// cluster per suite, scenario tables, baselines, faults, explain, the CLI
+// driven as a subprocess. The team-facing assertion helpers (Expect…,
+// EventuallyExpect…) are pkg/environment's, which Environment embeds, so
+// nodeprint's suites and a team's use one implementation.
 package environment
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"path/filepath"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
 	. "github.com/onsi/gomega"    //nolint:revive,staticcheck
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/nodeprint/nodeprint/pkg/cluster"
-	"github.com/nodeprint/nodeprint/pkg/harness"
-	"github.com/nodeprint/nodeprint/pkg/kube"
+	public "github.com/nodeprint/nodeprint/pkg/environment"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
 )
 
-// ReuseClusterEnv names an already running local cluster to use instead of
-// starting one (it is then left running). Handy while writing specs:
-//
-//	nodeprint cluster up --name dev && NODEPRINT_CLUSTER=dev go test ./suites/smoke/
-const ReuseClusterEnv = "NODEPRINT_CLUSTER"
-
-// Environment is what specs use: a client for the suite's cluster.
+// Environment is what nodeprint's specs use: the public Environment's
+// client and helpers, and the suite's cluster as the harness names it.
 type Environment struct {
+	*public.Environment
 	ClusterName string
-	Kubeconfig  string
-	Client      client.Client
 	Toolchain   *toolchain.Toolchain
 }
 
@@ -42,40 +30,16 @@ type Environment struct {
 // to hand to every parallel process.
 func StartCluster(ctx context.Context, suite string) string {
 	GinkgoHelper()
-	opts := []harness.Option{harness.WithProgress(func(msg string) { fmt.Fprintln(GinkgoWriter, msg) }),
-		harness.WithClusterEvents(func(e cluster.Event) {
-			if e.Done && e.Elapsed > 0 {
-				fmt.Fprintf(GinkgoWriter, "cluster: %-13s done in %s\n", e.Phase, e.Elapsed.Round(10*time.Millisecond))
-				return
-			}
-			fmt.Fprintf(GinkgoWriter, "cluster: %-13s %s\n", e.Phase, e.Message)
-		})}
-	if name := os.Getenv(ReuseClusterEnv); name != "" {
-		By(fmt.Sprintf("reusing the running cluster %q (%s)", name, ReuseClusterEnv))
-		opts = append(opts, harness.WithCluster(name))
-	} else {
-		name = fmt.Sprintf("%s-%d", suite, os.Getpid())
-		By(fmt.Sprintf("starting the local cluster %q", name))
-		// Temporary: if the suite is killed, `nodeprint cluster prune` finds it.
-		opts = append(opts, harness.WithName(name), harness.WithBuildOutput(GinkgoWriter))
-	}
-	h, err := harness.New(ctx, opts...)
-	Expect(err).NotTo(HaveOccurred())
-	// Close brings down only a cluster the harness started.
-	DeferCleanup(func(ctx SpecContext) {
-		By(fmt.Sprintf("stopping the harness of cluster %q", h.Name))
-		Expect(h.Close(ctx)).To(Succeed())
-	}, NodeTimeout(2*time.Minute))
-	return h.Kubeconfig()
+	return public.StartCluster(ctx, suite).Kubeconfig
 }
 
 // New connects to the cluster whose kubeconfig StartCluster returned.
 func New(kubeconfig string) *Environment {
 	GinkgoHelper()
-	c, err := kube.NewClient(kubeconfig)
+	pub, err := public.New(kubeconfig)
 	Expect(err).NotTo(HaveOccurred())
 	tc, err := toolchain.Find()
 	Expect(err).NotTo(HaveOccurred())
 	// The kubeconfig is <work root>/<name>/kwok/clusters/<name>/kubeconfig.yaml.
-	return &Environment{ClusterName: filepath.Base(filepath.Dir(kubeconfig)), Kubeconfig: kubeconfig, Client: c, Toolchain: tc}
+	return &Environment{Environment: pub, ClusterName: filepath.Base(filepath.Dir(kubeconfig)), Toolchain: tc}
 }

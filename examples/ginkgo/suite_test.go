@@ -1,0 +1,29 @@
+// Package example is a Ginkgo suite as a platform team would write it
+// against its own NodePools: the cluster comes from nodeprint's harness,
+// the assertions from github.com/nodeprint/nodeprint/pkg/environment.
+// It runs under `go test ./examples/...` (docs/team-suites.md).
+package example
+
+import (
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
+	. "github.com/onsi/gomega"    //nolint:revive,staticcheck
+
+	"github.com/nodeprint/nodeprint/pkg/environment"
+)
+
+var env *environment.Environment
+
+func TestTeamNodePools(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Team NodePools")
+}
+
+// StartCluster registers the cluster's teardown with DeferCleanup, so the
+// cluster goes when the suite ends, also when a spec fails or the run is
+// interrupted. The timeout allows a cold machine to build the toolchain.
+var _ = BeforeSuite(func(ctx SpecContext) {
+	env = environment.StartCluster(ctx, "team-ginkgo")
+}, NodeTimeout(30*time.Minute))
