@@ -50,16 +50,17 @@ var _ = Describe("a team's repository with nodeprint installed by version", Labe
 		DeferCleanup(np.Run, "cluster", "down", "--name", name, NodeTimeout(2*time.Minute))
 		np.ExpectRun(ctx, 0, "cluster", "up", "--name", name)
 
-		// As the team's README says: the default number of runs, the
-		// fewest whose spread a plain re-run stays within (two runs record
-		// no spread, and a re-run a batch window slower then reads as a
-		// timing regression).
-		By("recording the team's scenarios into its fingerprints/ (nodeprint.yaml makes them the default)")
-		np.ExpectRun(ctx, 0, "record", "scenarios/", "--cluster", name)
+		// Ten runs, as the committed baselines have: the same inputs take
+		// 2 s or, now and then, 5 s to ready pods (a Karpenter batch or a
+		// scheduler backoff later), and five runs missed that tail in two of
+		// three tries here, so a plain re-run read as a timing regression.
+		// The scaffold's own scenario is loaded by init's unit test; the
+		// team's own files are recorded here.
+		By("recording the team's scenario into its fingerprints/ (nodeprint.yaml makes them the default)")
+		np.ExpectRun(ctx, 0, "record", "scenarios/checkout.yaml", "--runs", "10", "--cluster", name)
 		Expect(filepath.Join(team, "fingerprints", "checkout.yaml")).To(BeAnExistingFile())
-		Expect(filepath.Join(team, "fingerprints", "web.yaml")).To(BeAnExistingFile())
 		By("verifying them unchanged, with what did not carry over to KWOK said")
-		same := np.ExpectRun(ctx, 0, "verify", "scenarios/", "--cluster", name)
+		same := np.ExpectRun(ctx, 0, "verify", "scenarios/checkout.yaml", "--cluster", name)
 		Expect(same.Stdout).To(And(ContainSubstring("no deviation from the baseline"), ContainSubstring("note: nodeClassRef EC2NodeClass/default is replaced by the run's KWOKNodeClass"),
 			ContainSubstring("note: workload checkout: images are not pulled on KWOK")), "stdout:\n%s", same.Stdout)
 
