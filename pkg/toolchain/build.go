@@ -16,8 +16,20 @@ import (
 // to the root (the Makefile's toolchain target runs it too).
 const BuildScript = "tools/toolchain/build.sh"
 
-// Components are what the build makes, in build.sh's names.
-var Components = []string{"kubernetes", "etcd", "kwok", "metrics-server", "karpenter"}
+// components are what the build makes, in build.sh's names: the nested
+// module each is built from (a module zip leaves nested modules out, so an
+// installed binary fetches each at its own version; a release tags them
+// all: docs/install.md) and its pinned version.
+var components = []struct {
+	name, module string
+	version      func(Versions) string
+}{
+	{"kubernetes", "tools/toolchain/kubernetes", func(v Versions) string { return v.Kubernetes }},
+	{"etcd", "tools/toolchain/etcd", func(v Versions) string { return v.Etcd }},
+	{"kwok", "tools/toolchain/kwok", func(v Versions) string { return v.Kwok }},
+	{"metrics-server", "tools/toolchain/metrics-server", func(v Versions) string { return v.MetricsServer }},
+	{"karpenter", "tools/karpenter", func(v Versions) string { return v.Karpenter }},
+}
 
 // Fix is the command that builds the toolchain of this layout.
 func (t *Toolchain) Fix() string {
@@ -34,11 +46,13 @@ func (t *Toolchain) Check() error {
 	for _, f := range []string{p.KubeAPIServer, p.KubeControllerManager, p.KubeScheduler, p.Kubectl, p.Etcd, p.Kwok, p.Kwokctl,
 		p.MetricsServer, p.MetricsServerManifests, p.KwokKustomize, p.KwokCRDs, p.Karpenter, p.KarpenterCRDs, p.InstanceTypes} {
 		if _, err := os.Stat(f); err != nil {
-			rel, err := filepath.Rel(t.Bin, f)
-			if err != nil || strings.HasPrefix(rel, "..") {
-				rel = f
+			// Named as under the binaries' directory (bin/kwok), or in full
+			// when it is elsewhere (a --karpenter-binary).
+			name := f
+			if rel, err := filepath.Rel(t.Bin, f); err == nil && !strings.HasPrefix(rel, "..") {
+				name = filepath.Join(filepath.Base(t.Bin), rel)
 			}
-			missing = append(missing, filepath.Join(filepath.Base(t.Bin), rel))
+			missing = append(missing, name)
 		}
 	}
 	if len(missing) > 0 {
@@ -63,15 +77,13 @@ func (t *Toolchain) Ensure(ctx context.Context, out io.Writer) error {
 	return t.Check()
 }
 
-// Build runs the build script for components (default: all), which skips
-// each component whose stamp and outputs are present. An installed
-// binary's build modules are fetched at its own version first.
-func (t *Toolchain) Build(ctx context.Context, out io.Writer, components ...string) error {
+// Build runs the build script for the named components (default: all,
+// the script's own default), which skips each one whose stamp and outputs
+// are present. An installed binary's build modules are fetched at its own
+// version first.
+func (t *Toolchain) Build(ctx context.Context, out io.Writer, names ...string) error {
 	if out == nil {
 		out = io.Discard
-	}
-	if len(components) == 0 {
-		components = Components
 	}
 	env := append(os.Environ(), t.Env()...)
 	if t.Source == Installed {
@@ -86,7 +98,7 @@ func (t *Toolchain) Build(ctx context.Context, out io.Writer, components ...stri
 		return fmt.Errorf("failed to create %s: %w", t.Bin, err)
 	}
 	// bash runs it: the module cache keeps no file modes.
-	cmd := exec.CommandContext(ctx, "bash", append([]string{filepath.Join(t.Root, BuildScript), t.Bin}, components...)...)
+	cmd := exec.CommandContext(ctx, "bash", append([]string{filepath.Join(t.Root, BuildScript), t.Bin}, names...)...)
 	cmd.Env, cmd.Stdout, cmd.Stderr = env, out, out
 	// The script's go builds are its children: cancelling stops the group.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -96,13 +108,6 @@ func (t *Toolchain) Build(ctx context.Context, out io.Writer, components ...stri
 		return fmt.Errorf("failed to build the toolchain into %s with %s (its output is above): %w", t.Bin, BuildScript, err)
 	}
 	return nil
-}
-
-// Env is the pinned versions as the build script reads them.
-func (t *Toolchain) Env() []string {
-	v := t.Versions
-	return []string{"K8S_VERSION=" + v.Kubernetes, "ETCD_VERSION=" + v.Etcd, "KWOK_VERSION=" + v.Kwok,
-		"METRICS_SERVER_VERSION=" + v.MetricsServer, "KARPENTER_VERSION=" + v.Karpenter, "APPROVED_GOTOOLCHAIN=" + v.ApprovedGo}
 }
 
 // Component is one built component as its stamp describes it.
@@ -121,14 +126,16 @@ func (c Component) Current() bool {
 
 // Status reads the build's stamps of every component.
 func (t *Toolchain) Status() []Component {
-	v := t.Versions
-	out := make([]Component, 0, len(Components))
-	for _, c := range []struct{ name, want, stamp string }{
-		{"kubernetes", v.Kubernetes, "kubernetes"}, {"etcd", v.Etcd, "etcd"}, {"kwok", v.Kwok, "kwok"},
-		{"metrics-server", v.MetricsServer, "metrics-server"}, {"karpenter", v.Karpenter, "karpenter-" + v.Karpenter},
-	} {
-		b, _ := os.ReadFile(filepath.Join(t.Bin, ".stamps", c.stamp))
-		out = append(out, Component{Name: c.name, Want: c.want, Built: strings.TrimSpace(string(b))})
+	out := make([]Component, 0, len(components))
+	for _, c := range components {
+		want := c.version(t.Versions)
+		// build.sh stamps each Karpenter release apart: several live side by side.
+		stamp := c.name
+		if c.name == "karpenter" {
+			stamp += "-" + want
+		}
+		b, _ := os.ReadFile(filepath.Join(t.Bin, ".stamps", stamp))
+		out = append(out, Component{Name: c.name, Want: want, Built: strings.TrimSpace(string(b))})
 	}
 	return out
 }

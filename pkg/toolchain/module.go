@@ -10,21 +10,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"golang.org/x/mod/module"
 )
-
-// buildModules are the Go modules nested in the repository that the build
-// compiles, by the name build.sh gives them. A module zip leaves nested
-// modules out, so an installed binary fetches each at its own version (a
-// release tags them all: docs/install.md).
-var buildModules = []struct{ name, dir string }{
-	{"kubernetes", "tools/toolchain/kubernetes"},
-	{"etcd", "tools/toolchain/etcd"},
-	{"kwok", "tools/toolchain/kwok"},
-	{"metrics-server", "tools/toolchain/metrics-server"},
-	{"karpenter", "tools/karpenter"},
-}
 
 // ModuleError is a module the go command could not fetch.
 type ModuleError struct {
@@ -44,7 +33,7 @@ func (e *ModuleError) Unwrap() error { return e.Err }
 // it is read without asking the proxy or the checksum database again.
 func downloadModule(ctx context.Context, path, version string) (string, error) {
 	mod := path + "@" + version
-	if dir := cachedModule(ctx, path, version); dir != "" {
+	if dir := cachedModule(path, version); dir != "" {
 		return dir, nil
 	}
 	cmd := exec.CommandContext(ctx, "go", "mod", "download", "-json", mod)
@@ -78,8 +67,8 @@ func (t *Toolchain) stageModules(ctx context.Context, dir string) error {
 	if err := os.RemoveAll(dir); err != nil {
 		return fmt.Errorf("failed to clear %s: %w", dir, err)
 	}
-	for _, m := range buildModules {
-		src, err := downloadModule(ctx, ModulePath+"/"+m.dir, t.Version)
+	for _, m := range components {
+		src, err := downloadModule(ctx, ModulePath+"/"+m.module, t.Version)
 		if err != nil {
 			return err
 		}
@@ -95,7 +84,7 @@ func (t *Toolchain) stageModules(ctx context.Context, dir string) error {
 // cachedModule is path@version's directory in the module cache, or ""
 // when it is not there (complete: the go command writes the directory
 // only after it has verified the zip).
-func cachedModule(ctx context.Context, path, version string) string {
+func cachedModule(path, version string) string {
 	esc, err := module.EscapePath(path)
 	if err != nil {
 		return ""
@@ -104,13 +93,20 @@ func cachedModule(ctx context.Context, path, version string) string {
 	if err != nil {
 		return ""
 	}
-	out, err := exec.CommandContext(ctx, "go", "env", "GOMODCACHE").Output()
+	cache, err := goModCache()
 	if err != nil {
 		return ""
 	}
-	dir := filepath.Join(strings.TrimSpace(string(out)), filepath.FromSlash(esc)+"@"+escv)
+	dir := filepath.Join(cache, filepath.FromSlash(esc)+"@"+escv)
 	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
 		return ""
 	}
 	return dir
 }
+
+// goModCache is `go env GOMODCACHE`, asked once per process: every Find
+// of an installed binary and every build module looks there first.
+var goModCache = sync.OnceValues(func() (string, error) {
+	out, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	return strings.TrimSpace(string(out)), err
+})

@@ -119,17 +119,38 @@ func readVersions(path string, getenv func(string) string) (Versions, error) {
 	if err := sc.Err(); err != nil {
 		return Versions{}, fmt.Errorf("failed to read %s: %w", path, err)
 	}
-	v := Versions{
-		Kubernetes: vals["K8S_VERSION"], Etcd: vals["ETCD_VERSION"], Kwok: vals["KWOK_VERSION"],
-		MetricsServer: vals["METRICS_SERVER_VERSION"], Karpenter: vals["KARPENTER_VERSION"], ApprovedGo: vals["APPROVED_GOTOOLCHAIN"],
-	}
-	for name, val := range map[string]string{"K8S_VERSION": v.Kubernetes, "ETCD_VERSION": v.Etcd, "KWOK_VERSION": v.Kwok,
-		"METRICS_SERVER_VERSION": v.MetricsServer, "KARPENTER_VERSION": v.Karpenter, "APPROVED_GOTOOLCHAIN": strings.TrimPrefix(v.ApprovedGo, "go")} {
-		if !strings.HasPrefix(val, "v") && !(name == "APPROVED_GOTOOLCHAIN" && val != "" && val != v.ApprovedGo) {
-			return Versions{}, fmt.Errorf("%s: %s is %q, want a version such as v1.2.3", path, name, val)
+	var v Versions
+	for _, x := range versionVars {
+		val := vals[x.name]
+		if !strings.HasPrefix(val, x.prefix) {
+			return Versions{}, fmt.Errorf("%s: %s is %q, want a version such as %s", path, x.name, val, x.example)
 		}
+		*x.field(&v) = val
 	}
 	return v, nil
+}
+
+// versionVars are the variables of versions.mk, as the Makefile and
+// build.sh name them, with the field each sets.
+var versionVars = []struct {
+	name, prefix, example string
+	field                 func(*Versions) *string
+}{
+	{"K8S_VERSION", "v", "v1.2.3", func(v *Versions) *string { return &v.Kubernetes }},
+	{"ETCD_VERSION", "v", "v1.2.3", func(v *Versions) *string { return &v.Etcd }},
+	{"KWOK_VERSION", "v", "v1.2.3", func(v *Versions) *string { return &v.Kwok }},
+	{"METRICS_SERVER_VERSION", "v", "v1.2.3", func(v *Versions) *string { return &v.MetricsServer }},
+	{"KARPENTER_VERSION", "v", "v1.2.3", func(v *Versions) *string { return &v.Karpenter }},
+	{"APPROVED_GOTOOLCHAIN", "go1.", "go1.27.3", func(v *Versions) *string { return &v.ApprovedGo }},
+}
+
+// Env is the pinned versions as the build script reads them.
+func (t *Toolchain) Env() []string {
+	env := make([]string, 0, len(versionVars))
+	for _, x := range versionVars {
+		env = append(env, x.name+"="+*x.field(&t.Versions))
+	}
+	return env
 }
 
 // Paths returns where the built files are.

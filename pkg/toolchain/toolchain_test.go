@@ -50,6 +50,10 @@ func TestCheckNamesMissingFiles(t *testing.T) {
 	if err := tc.Check(); !errors.As(err, &missing) || !strings.Contains(err.Error(), "bin/kube-apiserver") || !strings.Contains(err.Error(), "make tools") {
 		t.Fatalf("want a MissingError naming the files and the fix, got %v", err)
 	}
+	tc.KarpenterBinary = "/nonexistent/karpenter-kwok"
+	if err := tc.Check(); err == nil || !strings.Contains(err.Error(), " /nonexistent/karpenter-kwok") || strings.Contains(err.Error(), "bin/nonexistent") {
+		t.Fatalf("a Karpenter binary outside bin/ is named as given: %v", err)
+	}
 }
 
 func TestBadVersionsFile(t *testing.T) {
