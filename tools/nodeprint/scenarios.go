@@ -161,8 +161,9 @@ func loadScenarios(ctx context.Context, f *scenarioFlags, args []string, stderr 
 	if err != nil {
 		return nil, nil, err
 	}
+	layout := project(tc)
 	if f.fingerprints == "" {
-		f.fingerprints = project(tc).Fingerprints()
+		f.fingerprints = layout.Fingerprints()
 	}
 	loader := runpkg.Loader(tc)
 	var files []string
@@ -170,7 +171,7 @@ func loadScenarios(ctx context.Context, f *scenarioFlags, args []string, stderr 
 		if strings.ContainsAny(a, "/.") {
 			files = append(files, a)
 		} else {
-			files = append(files, project(tc).Scenario(a))
+			files = append(files, layout.Scenario(a))
 		}
 	}
 	scenarios, err := loader.LoadFiles(files...)

@@ -32,16 +32,17 @@ per language. The numbers come from the fingerprints directory, so
 			if err != nil {
 				return err
 			}
+			layout := project(tc)
 			if out == "" {
-				out = project(tc).Runbooks()
+				out = layout.Runbooks()
 			}
 			if scenarios == "" {
-				scenarios = project(tc).Scenarios()
+				scenarios = layout.Scenarios()
 			}
 			if fingerprints == "" {
-				fingerprints = project(tc).Fingerprints()
+				fingerprints = layout.Fingerprints()
 			}
-			in, err := sop.Load(runpkg.Loader(tc), project(tc).Root, scenarios, fingerprints)
+			in, err := sop.Load(runpkg.Loader(tc), layout.Root, scenarios, fingerprints)
 			var inErr *sop.InputError
 			var fieldErrs scenario.ErrorList
 			if errors.As(err, &inErr) || errors.As(err, &fieldErrs) {
