@@ -112,6 +112,15 @@ type Event struct {
 	Message string
 }
 
+// String is the event as a progress line says it: the phase, then its
+// duration once it finished, else what it is doing.
+func (e Event) String() string {
+	if e.Done && e.Elapsed > 0 {
+		return fmt.Sprintf("%-13s done in %s", e.Phase, e.Elapsed.Round(10*time.Millisecond))
+	}
+	return fmt.Sprintf("%-13s %s", e.Phase, e.Message)
+}
+
 // Kind names a provider.
 type Kind string
 

@@ -174,13 +174,7 @@ func (p *Provider) Create(ctx context.Context, args ...string) (string, error) {
 	out := p.out
 	opts := []harness.Option{harness.WithName(p.name), harness.WithToolchain(tc), harness.WithBuildOutput(out),
 		harness.WithProgress(func(msg string) { fmt.Fprintln(out, msg) }),
-		harness.WithClusterEvents(func(e cluster.Event) {
-			if e.Done && e.Elapsed > 0 {
-				fmt.Fprintf(out, "cluster %s: %-13s done in %s\n", p.name, e.Phase, e.Elapsed.Round(10*time.Millisecond))
-				return
-			}
-			fmt.Fprintf(out, "cluster %s: %-13s %s\n", p.name, e.Phase, e.Message)
-		})}
+		harness.WithClusterEvents(func(e cluster.Event) { fmt.Fprintf(out, "cluster %s: %s\n", p.name, e) })}
 	h, err := harness.New(ctx, append(opts, p.harnessOpts...)...)
 	if err != nil {
 		return "", fmt.Errorf("failed to create cluster %q: %w", p.name, err)

@@ -110,7 +110,7 @@ func connect(kubeconfig string, o options) (*Environment, error) {
 // through harness.New, building the pinned toolchain first where it is
 // missing, and registers its teardown with DeferCleanup: call it from a
 // BeforeSuite (or SynchronizedBeforeSuite's first function) whose
-// NodeTimeout allows a cold build, about 15 minutes.
+// NodeTimeout allows a cold build, about 11 minutes.
 //
 // The cluster is named <name>-<pid>: go test runs packages side by side,
 // and each gets its own cluster. If the suite is killed, `nodeprint
@@ -121,13 +121,7 @@ func StartCluster(ctx context.Context, name string, opts ...Option) *Environment
 	o, err := newOptions(opts)
 	Expect(err).NotTo(HaveOccurred())
 	hopts := []harness.Option{harness.WithProgress(func(msg string) { fmt.Fprintln(GinkgoWriter, msg) }),
-		harness.WithClusterEvents(func(e cluster.Event) {
-			if e.Done && e.Elapsed > 0 {
-				fmt.Fprintf(GinkgoWriter, "cluster: %-13s done in %s\n", e.Phase, e.Elapsed.Round(10*time.Millisecond))
-				return
-			}
-			fmt.Fprintf(GinkgoWriter, "cluster: %-13s %s\n", e.Phase, e.Message)
-		})}
+		harness.WithClusterEvents(func(e cluster.Event) { fmt.Fprintf(GinkgoWriter, "cluster: %s\n", e) })}
 	if reuse := os.Getenv(ReuseClusterEnv); reuse != "" {
 		By(fmt.Sprintf("reusing the running cluster %q (%s)", reuse, ReuseClusterEnv))
 		hopts = append(hopts, harness.WithCluster(reuse))

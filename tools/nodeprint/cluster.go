@@ -197,16 +197,7 @@ func provider(f *clusterFlags, progress io.Writer) (cluster.Provider, error) {
 }
 
 func printEvent(w io.Writer, start time.Time, e cluster.Event) {
-	at := time.Since(start).Seconds()
-	if e.Done {
-		if e.Elapsed > 0 {
-			fmt.Fprintf(w, "[%6.1fs] %-13s done in %s\n", at, e.Phase, e.Elapsed.Round(10*time.Millisecond))
-		} else {
-			fmt.Fprintf(w, "[%6.1fs] %-13s %s\n", at, e.Phase, e.Message)
-		}
-		return
-	}
-	fmt.Fprintf(w, "[%6.1fs] %-13s %s\n", at, e.Phase, e.Message)
+	fmt.Fprintf(w, "[%6.1fs] %s\n", time.Since(start).Seconds(), e)
 }
 
 // reportStale names the clusters a killed run left behind; it never fails
