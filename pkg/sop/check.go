@@ -111,7 +111,15 @@ type checkOptions struct {
 	binDir     string
 	timeout    time.Duration
 	noSymptom  bool
+	// settle bounds the re-runs of a command whose answer is transient,
+	// retry is the pause between them.
+	settle, retry time.Duration
 }
+
+// transient are answers that mean "ask again shortly", as an engineer
+// would: metrics-server has no sample yet for pods that just (re)started,
+// which a fault that restarts them (OOM kills) does all the time.
+var transient = []string{"metrics not available yet"}
 
 // CheckOption configures RunChecks.
 type CheckOption func(*checkOptions)
@@ -126,6 +134,14 @@ func WithBinDir(dir string) CheckOption { return func(o *checkOptions) { o.binDi
 // WithCommandTimeout bounds each command (default 30 s).
 func WithCommandTimeout(d time.Duration) CheckOption { return func(o *checkOptions) { o.timeout = d } }
 
+// WithTransientRetry re-runs a command whose answer is transient (such
+// as kubectl top's "metrics not available yet") every retry for up to
+// settle (default every 5 s for up to 90 s: metrics-server scrapes every
+// 15 s and needs two samples).
+func WithTransientRetry(settle, retry time.Duration) CheckOption {
+	return func(o *checkOptions) { o.settle, o.retry = settle, retry }
+}
+
 // WithoutSymptom checks only that the commands succeed: for a rule whose
 // pattern the running fault does not reproduce.
 func WithoutSymptom() CheckOption { return func(o *checkOptions) { o.noSymptom = true } }
@@ -133,7 +149,7 @@ func WithoutSymptom() CheckOption { return func(o *checkOptions) { o.noSymptom =
 // RunChecks runs a rule's commands as an engineer would paste them into
 // bash (with pipefail, so that a failing kubectl before a pipe counts).
 func RunChecks(ctx context.Context, r *attribute.Rule, v Vars, opts ...CheckOption) []CheckResult {
-	o := &checkOptions{timeout: 30 * time.Second}
+	o := &checkOptions{timeout: 30 * time.Second, settle: 90 * time.Second, retry: 5 * time.Second}
 	for _, f := range opts {
 		f(o)
 	}
@@ -155,11 +171,37 @@ func RunChecks(ctx context.Context, r *attribute.Rule, v Vars, opts ...CheckOpti
 			res.Shows, res.Err = ExpandShows(res.Shows, v)
 		}
 		if res.Err == nil {
-			res.Stdout, res.Stderr, res.Err = runBash(ctx, res.Ran, env, o.timeout)
+			res.Stdout, res.Stderr, res.Err = runSettled(ctx, res.Ran, env, o)
 		}
 		out = append(out, res)
 	}
 	return out
+}
+
+// runSettled runs command, again while its answer is transient, for up
+// to o.settle; the last answer is the result.
+func runSettled(ctx context.Context, command string, env []string, o *checkOptions) (string, string, error) {
+	deadline := time.Now().Add(o.settle)
+	for {
+		stdout, stderr, err := runBash(ctx, command, env, o.timeout)
+		if err == nil || !isTransient(stderr) || time.Now().Add(o.retry).After(deadline) {
+			return stdout, stderr, err
+		}
+		select {
+		case <-ctx.Done():
+			return stdout, stderr, err
+		case <-time.After(o.retry):
+		}
+	}
+}
+
+func isTransient(stderr string) bool {
+	for _, t := range transient {
+		if strings.Contains(stderr, t) {
+			return true
+		}
+	}
+	return false
 }
 
 func runBash(ctx context.Context, command string, env []string, timeout time.Duration) (string, string, error) {
