@@ -118,9 +118,14 @@ func (o findOptions) locate() (*Toolchain, error) {
 		if err != nil {
 			return nil, fmt.Errorf("failed to resolve root %q: %w", root, err)
 		}
-		return &Toolchain{Root: abs, Bin: filepath.Join(abs, "bin"), Work: filepath.Join(abs, ".work"), Source: Checkout}, nil
+		return checkout(abs), nil
 	}
 	return o.installed()
+}
+
+// checkout is the layout of the checkout at root (absolute).
+func checkout(root string) *Toolchain {
+	return &Toolchain{Root: root, Bin: filepath.Join(root, "bin"), Work: filepath.Join(root, ".work"), Source: Checkout}
 }
 
 // installed is the layout of a binary installed by version: its files are
@@ -132,23 +137,63 @@ func (o findOptions) installed() (*Toolchain, error) {
 	if !ok {
 		return nil, &NotFoundError{Version: "(unknown)"}
 	}
-	version := ownVersion(bi)
-	// A build of a modified checkout is stamped vX-…+dirty: no module
-	// version holds its files.
-	if !strings.HasPrefix(version, "v") || strings.HasSuffix(version, "+dirty") {
-		return nil, &NotFoundError{Version: version}
+	ctx, cancel := context.WithTimeout(context.Background(), moduleTimeout)
+	defer cancel()
+	version, served := servedVersion(bi)
+	var dir string
+	if served {
+		d, err := downloadModule(ctx, ModulePath, version)
+		if err != nil {
+			return nil, err
+		}
+		dir = d
+	} else {
+		// A test binary records no dependencies: a team's suite asks the
+		// go command which nodeprint its module requires (go test runs
+		// it in its package's directory).
+		req, err := o.required(ctx)
+		if err != nil || req == nil {
+			return nil, &NotFoundError{Version: version}
+		}
+		if req.Replace != nil && req.Replace.Version == "" {
+			return checkout(req.Replace.Dir), nil
+		}
+		version, dir = req.Version, req.Dir
 	}
 	cache, err := CacheDir(o.env)
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), moduleTimeout)
-	defer cancel()
-	dir, err := downloadModule(ctx, ModulePath, version)
+	return &Toolchain{Root: dir, Bin: filepath.Join(cache, "toolchain"), Work: filepath.Join(cache, "work"), Source: Installed, Version: version}, nil
+}
+
+// required is the nodeprint module that the Go module around the working
+// directory requires, as the go command resolves it; nil when there is
+// none.
+func (o findOptions) required(ctx context.Context) (*requiredModule, error) {
+	wd, err := o.wd()
 	if err != nil {
 		return nil, err
 	}
-	return &Toolchain{Root: dir, Bin: filepath.Join(cache, "toolchain"), Work: filepath.Join(cache, "work"), Source: Installed, Version: version}, nil
+	return moduleRequiredAt(ctx, wd, ModulePath)
+}
+
+// OwnVersion is nodeprint's module version in the running binary, and
+// whether a module proxy serves it (false for a build from a checkout).
+func OwnVersion() (string, bool) {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(unknown)", false
+	}
+	return servedVersion(bi)
+}
+
+// servedVersion is ownVersion and whether it is a module version: a build
+// of a modified checkout is stamped vX-…+dirty, and no module version
+// holds its files.
+func servedVersion(bi *debug.BuildInfo) (string, bool) {
+	v := ownVersion(bi)
+	return v, strings.HasPrefix(v, "v") && !strings.HasSuffix(v, "+dirty")
 }
 
 // ownVersion is nodeprint's module version in the running binary: the

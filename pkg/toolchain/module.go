@@ -81,6 +81,32 @@ func (t *Toolchain) stageModules(ctx context.Context, dir string) error {
 	return nil
 }
 
+// requiredModule is a module as `go list -m -json` describes it.
+type requiredModule struct {
+	Version, Dir string
+	Replace      *struct{ Version, Dir string }
+}
+
+// moduleRequiredAt asks the go command, in dir, which version of path the
+// module there requires and where its files are; nil when dir is in no
+// module or the module does not require path.
+func moduleRequiredAt(ctx context.Context, dir, path string) (*requiredModule, error) {
+	cmd := exec.CommandContext(ctx, "go", "list", "-m", "-json", path)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, nil //nolint:nilerr // no module here, or one without nodeprint: nothing to use
+	}
+	var m requiredModule
+	if err := json.Unmarshal(out, &m); err != nil {
+		return nil, fmt.Errorf("failed to read `go list -m -json %s` in %s: %w", path, dir, err)
+	}
+	if m.Dir == "" && (m.Replace == nil || m.Replace.Dir == "") {
+		return nil, nil
+	}
+	return &m, nil
+}
+
 // cachedModule is path@version's directory in the module cache, or ""
 // when it is not there (complete: the go command writes the directory
 // only after it has verified the zip).

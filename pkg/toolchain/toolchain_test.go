@@ -128,3 +128,34 @@ func TestFindInstalledUsesItsModuleVersionAndTheCache(t *testing.T) {
 		t.Errorf("a version the proxy does not serve: want an error naming it, got %v", err)
 	}
 }
+
+// A team's suite whose go.mod replaces nodeprint with a local checkout
+// uses that checkout: a test binary records no dependencies, so the go
+// command is asked what the module around the suite requires.
+func TestFindInATeamModuleThatReplacesNodeprint(t *testing.T) {
+	checkout, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	team := t.TempDir()
+	gomod := "module example.com/platform-checks\n\ngo 1.26\n\nrequire " + ModulePath + " v0.0.0\n\nreplace " + ModulePath + " => " + checkout + "\n"
+	sum, err := os.ReadFile("../../go.sum")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{"go.mod": []byte(gomod), "go.sum": sum} {
+		if err := os.WriteFile(filepath.Join(team, name), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	devel := WithBuildInfo(func() (*debug.BuildInfo, bool) {
+		return &debug.BuildInfo{Main: debug.Module{Path: "example.com/platform-checks", Version: "(devel)"}}, true
+	})
+	tc, err := Find(WithEnv(func(string) string { return "" }), WithWorkingDir(func() (string, error) { return team, nil }), devel)
+	if err != nil || tc.Source != Checkout || tc.Root != checkout {
+		t.Fatalf("want the replacing checkout %s, got %+v, %v", checkout, tc, err)
+	}
+	if _, err := Find(WithEnv(func(string) string { return "" }), WithWorkingDir(func() (string, error) { return t.TempDir(), nil }), devel); err == nil {
+		t.Error("outside any module that requires nodeprint: want a NotFoundError")
+	}
+}
