@@ -21,7 +21,8 @@ import (
 // A platform team's sandbox, as the team gets it: nodeprint installed by
 // version (from a file module proxy serving this tree) into a temporary
 // GOBIN, run from a directory outside the repository with an empty
-// per-user cache. init scaffolds the team repository; the team adds its
+// per-user cache. init scaffolds the team repository, whose own Ginkgo
+// suite (go.mod requiring that version) runs with go test; the team adds its
 // NodePool file as committed (an EC2NodeClass and two NodePools) and a
 // Helm-rendered workload (ServiceAccount, ConfigMap, Service, the
 // Deployment with an init container and a sidecar, its HPA); the toolchain
@@ -46,6 +47,10 @@ var _ = Describe("a team's repository with nodeprint installed by version", Labe
 		np.ExpectRun(ctx, 0, "toolchain", "build")
 		status := np.ExpectRun(ctx, 0, "toolchain", "status")
 		Expect(status.Stdout).To(And(ContainSubstring("(installed)"), ContainSubstring(filepath.Join(home, "cache", "toolchain"))), "stdout:\n%s", status.Stdout)
+		By("running the team's own Ginkgo suite, which finds nodeprint by the version its go.mod requires")
+		np.ExpectGo(ctx, "mod", "tidy")
+		suite := np.ExpectGo(ctx, "test", "-count=1", "./suites/...")
+		Expect(suite.Stdout).To(MatchRegexp(`ok\s+example.com/platform-checks/suites/nodepools`), "stdout:\n%s", suite.Stdout)
 		name := fmt.Sprintf("lc-team-%d", os.Getpid())
 		DeferCleanup(np.Run, "cluster", "down", "--name", name, NodeTimeout(2*time.Minute))
 		np.ExpectRun(ctx, 0, "cluster", "up", "--name", name)

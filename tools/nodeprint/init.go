@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"text/template"
@@ -29,7 +28,7 @@ import (
 var scaffold embed.FS
 
 type scaffoldData struct {
-	Name, Version, GoVersion string
+	Name, Module, Version, GoVersion string
 }
 
 var repoName = regexp.MustCompile(`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`)
@@ -47,6 +46,7 @@ func newInitCmd(stdout io.Writer) *cobra.Command {
   fingerprints/              where record writes the baselines
   .github/workflows/nodeprint.yml, .gitlab-ci.yml
                              install nodeprint --version, cache the toolchain, verify, publish JUnit, post the summary
+  go.mod, suites/nodepools/  a Ginkgo suite of the team's own (go mod tidy once, then go test ./suites/...)
   README.md                  for the team
 Then: nodeprint record scenarios/ (commit fingerprints/), and nodeprint verify scenarios/ after a change.`,
 		Args: usageArgs(cobra.MaximumNArgs(1)),
@@ -68,6 +68,9 @@ Then: nodeprint record scenarios/ (commit fingerprints/), and nodeprint verify s
 			if d.Version == "" {
 				d.Version = ownVersion()
 			}
+			if d.Module == "" {
+				d.Module = "example.com/" + d.Name
+			}
 			files, err := renderScaffold(d)
 			if err != nil {
 				return err
@@ -80,7 +83,8 @@ Then: nodeprint record scenarios/ (commit fingerprints/), and nodeprint verify s
 		},
 	}
 	cmd.Flags().StringVar(&d.Name, "name", "", "the repository's name (default: DIR's name)")
-	cmd.Flags().StringVar(&d.Version, "version", "", "the nodeprint version CI installs (default: this binary's, else latest)")
+	cmd.Flags().StringVar(&d.Version, "version", "", "the nodeprint version CI installs and go.mod requires (default: this binary's, else latest)")
+	cmd.Flags().StringVar(&d.Module, "module", "", "the Go module path of the team's suites (default: example.com/NAME)")
 	cmd.Flags().StringVar(&d.GoVersion, "go-version", goMinor(), "the Go version CI sets up")
 	return cmd
 }
@@ -88,8 +92,8 @@ Then: nodeprint record scenarios/ (commit fingerprints/), and nodeprint verify s
 // ownVersion is the version this binary was installed as; a build from a
 // checkout has none and the CI installs the latest release.
 func ownVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Path == toolchain.ModulePath && strings.HasPrefix(bi.Main.Version, "v") && !strings.HasSuffix(bi.Main.Version, "+dirty") {
-		return bi.Main.Version
+	if v, served := toolchain.OwnVersion(); served {
+		return v
 	}
 	return "latest"
 }
@@ -113,6 +117,16 @@ func renderScaffold(d scaffoldData) (map[string][]byte, error) {
 		if err != nil {
 			return err
 		}
+		name := strings.TrimPrefix(p, "scaffold/")
+		// Go files are copied as they are: they compile and run in this
+		// repository too (go test ./tools/...).
+		if path.Ext(p) == ".go" {
+			files[name] = b
+			return nil
+		}
+		// go.mod is kept as go.mod.tmpl here: a go.mod would make the
+		// scaffold a module of its own, which go:embed cannot take.
+		name = strings.TrimSuffix(name, ".tmpl")
 		t, err := template.New(p).Delims("[[", "]]").Option("missingkey=error").Parse(string(b))
 		if err != nil {
 			return fmt.Errorf("failed to parse the scaffold's %s: %w", p, err)
@@ -121,7 +135,7 @@ func renderScaffold(d scaffoldData) (map[string][]byte, error) {
 		if err := t.Execute(&out, d); err != nil {
 			return fmt.Errorf("failed to render the scaffold's %s: %w", p, err)
 		}
-		files[strings.TrimPrefix(p, "scaffold/")] = out.Bytes()
+		files[name] = out.Bytes()
 		return nil
 	})
 	return files, err

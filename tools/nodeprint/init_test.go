@@ -39,7 +39,8 @@ func TestInitScaffoldsATeamRepository(t *testing.T) {
 			"nodeprint toolchain path", "actions/cache", "nodeprint toolchain build", "nodeprint verify scenarios/ --report-dir out", "out/junit.xml", "GITHUB_STEP_SUMMARY", "gh pr comment"},
 		".gitlab-ci.yml": {"NODEPRINT_VERSION: v1.2.3", "go install \"github.com/nodeprint/nodeprint/tools/nodeprint@${NODEPRINT_VERSION}\"",
 			"NODEPRINT_CACHE_DIR", "nodeprint toolchain build", "nodeprint verify scenarios/ --report-dir out", "junit: out/junit.xml", "summary.md"},
-		"README.md": {"# payments", "nodeprint@v1.2.3"},
+		"README.md": {"# payments", "nodeprint@v1.2.3", "go test ./suites/..."},
+		"go.mod":    {"module example.com/payments\n", "require github.com/nodeprint/nodeprint v1.2.3\n"},
 	} {
 		b, err := os.ReadFile(filepath.Join(dir, file))
 		if err != nil {
@@ -59,6 +60,28 @@ func TestInitScaffoldsATeamRepository(t *testing.T) {
 				t.Errorf("%s does not contain %q", file, w)
 			}
 		}
+	}
+}
+
+// The team's suite is the one that runs in this repository, copied as it is.
+func TestInitCopiesTheSuiteThatRunsHere(t *testing.T) {
+	t.Setenv("NODEPRINT_ROOT", "../..")
+	dir := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	if code := run(t.Context(), []string{"init", dir}, &stdout, &stderr); code != exitOK {
+		t.Fatalf("init: exit %d: %s", code, stderr.String())
+	}
+	for _, f := range []string{"suite_test.go", "nodepool_test.go"} {
+		want, err := os.ReadFile(filepath.Join("scaffold", "suites", "nodepools", f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := os.ReadFile(filepath.Join(dir, "suites", "nodepools", f)); err != nil || !bytes.Equal(got, want) {
+			t.Errorf("suites/nodepools/%s is not the suite of tools/nodeprint/scaffold (%v)", f, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "go.mod.tmpl")); err == nil {
+		t.Error("go.mod.tmpl was written under its template name")
 	}
 }
 

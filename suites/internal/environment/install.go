@@ -90,3 +90,14 @@ func removeFromModuleCache(ctx context.Context, version string) {
 		Expect(os.RemoveAll(p)).To(Succeed())
 	}
 }
+
+// ExpectGo runs the go command where the CLI runs, with its environment
+// (a team's repository, the proxy serving this tree), and expects it to
+// succeed.
+func (c *CLI) ExpectGo(ctx context.Context, args ...string) Result {
+	GinkgoHelper()
+	By("go " + strings.Join(args, " "))
+	r, err := runCommand(ctx, c.dir(), c.Env, "go", args...)
+	Expect(err).NotTo(HaveOccurred(), "go %s in %s:\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), c.dir(), r.Stdout, r.Stderr)
+	return r
+}

@@ -1,8 +1,10 @@
-// Package example is a Ginkgo suite as a platform team would write it
-// against its own NodePools: the cluster comes from nodeprint's harness,
-// the assertions from github.com/nodeprint/nodeprint/pkg/environment.
-// It runs under `go test ./examples/...` (docs/team-suites.md).
-package example
+// Package nodepools is a Ginkgo suite as a platform team writes it against
+// its own NodePools: the cluster comes from nodeprint's harness, the
+// assertions from github.com/nodeprint/nodeprint/pkg/environment.
+// `nodeprint init` copies it into a team repository (suites/nodepools/),
+// where `go test ./suites/...` runs it; in nodeprint's repository it runs
+// under `go test ./tools/...` (docs/team-suites.md).
+package nodepools
 
 import (
 	"testing"
