@@ -41,9 +41,16 @@ test: tools ## Run every test: vet, unit tests with -race, the toolchain module'
 # Suites run one package at a time (-p 1): each starts its own cluster, and
 # two clusters competing for two cores would distort the timings the
 # baseline suite verifies.
+# The log is long and CI keeps only its tail, so the packages' results,
+# every failed spec and each failure's message are repeated at the end
+# (tools/ci/suites-summary.awk; the whole log is in out/suites.log).
 .PHONY: suites
 suites:
-	go test -p 1 -count=1 -v $(GO_TEST_FLAGS) -timeout $(SUITE_TIMEOUT) ./suites/... -args -ginkgo.v
+	@mkdir -p out
+	@rc=0; go test -p 1 -count=1 -v $(GO_TEST_FLAGS) -timeout $(SUITE_TIMEOUT) ./suites/... -args -ginkgo.v 2>&1 | tee out/suites.log || rc=$$?; \
+	echo; echo "suites: summary (full log: out/suites.log)"; \
+	awk -f tools/ci/suites-summary.awk out/suites.log || true; \
+	exit $$rc
 
 .PHONY: e2e
 e2e: tools ## Start the local cluster, run the suites against the committed fingerprints, print the verdict tables
@@ -71,6 +78,16 @@ upgrade-check: tools ## Run the catalog with Karpenter UPGRADE_TO (e.g. v1.15.0)
 	@[[ -n "$(UPGRADE_TO)" ]] || { echo "usage: make upgrade-check UPGRADE_TO=vX.Y.Z"; exit 2; }
 	bin/nodeprint run fixtures/scenarios fixtures/scenarios/faults --karpenter-version $(UPGRADE_TO) --parallel $(or $(PARALLEL),4) --report-dir out/upgrade
 
+.PHONY: retracted-release
+retracted-release: tools ## Karpenter v1.11.1 must pass and v1.11.0 (CPU grows with the NodePools; retracted) must be flagged for Karpenter's CPU, against fingerprints/upgrade/v1.11/ (recorded on v1.11.1); reports in out/retracted/ (about 8 min)
+	@rm -rf out/retracted
+	KARPENTER_VERSION=v1.11.1 bin/nodeprint verify --fingerprints fingerprints/upgrade/v1.11 --report-dir out/retracted/v1.11.1 fixtures/scenarios/nodepools
+	@rc=0; KARPENTER_VERSION=v1.11.1 bin/nodeprint verify --karpenter-version v1.11.0 --fingerprints fingerprints/upgrade/v1.11 --report-dir out/retracted/v1.11.0 fixtures/scenarios/nodepools || rc=$$?; \
+	if [ $$rc -ne 1 ]; then echo "retracted-release: verify with v1.11.0 exited $$rc; it must exit 1 (a regression)"; exit 1; fi
+	@jq -e '[.scenarios[] | select(.name == "runners-twenty-pools") | .diff.deviations[]? | select(.path == "karpenter.cpuSeconds")] | length > 0' out/retracted/v1.11.0/report.json >/dev/null || \
+	{ echo "retracted-release: v1.11.0 was flagged, but not for Karpenter's CPU on runners-twenty-pools (out/retracted/v1.11.0/summary.md)"; exit 1; }
+	@echo "retracted-release: v1.11.1 passes; v1.11.0 is flagged for Karpenter's CPU on runners-twenty-pools"
+
 .PHONY: sop
 sop: tools ## Regenerate the runbooks in runbooks/ from the rules and the recorded fingerprints (commit the result)
 	bin/nodeprint sop --out runbooks
@@ -78,6 +95,10 @@ sop: tools ## Regenerate the runbooks in runbooks/ from the rules and the record
 .PHONY: bench
 bench: tools ## Measure start, overhead, scale (100-5,000 pods), the pipeline and the catalog; table + out/bench/bench.json (about 15 min)
 	go run ./tools/bench -out out/bench $(BENCH_FLAGS)
+
+.PHONY: sensitivity
+sensitivity: tools ## Slow pod-ready and NodeClaim-ready by 1.25x, 1.5x, 2x and measure verify's power and false-alarm rate (about 50 min; SENSITIVITY_FLAGS=-analyze re-reads out/sensitivity/runs.json)
+	go run ./tools/sensitivity -out out/sensitivity $(SENSITIVITY_FLAGS)
 
 .PHONY: soak
 soak: tools ## Run the baseline and fault suites RUNS times (default 10, about 20 min each; RESUME=1 keeps finished ones); report every failure and changed verdict

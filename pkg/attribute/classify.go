@@ -81,13 +81,9 @@ func Classify(rs *RuleSet, in *Input) (*Verdict, error) {
 	}
 	v := &Verdict{Scenario: in.Scenario, Fired: []Fired{}}
 	vals := map[string]Value{}
-	for _, d := range signalDefs {
-		x, ok, detail := d.compute(in)
-		val := Value{ID: d.ID, Value: x, Available: ok, Detail: detail}
-		if !ok && d.readError != nil {
-			val.Error = d.readError(in)
-		}
-		vals[d.ID] = val
+	for i := range signalDefs {
+		val := signalDefs[i].evaluate(in)
+		vals[val.ID] = val
 		v.Signals = append(v.Signals, val)
 	}
 	for _, r := range rs.Rules {

@@ -60,11 +60,17 @@ type Facts struct {
 	// were not available.
 	PodUsage map[string]corev1.ResourceList `json:"-"`
 	// KarpenterErrors counts Karpenter's failed API requests during the run
-	// (from its rest_client_requests_total metric); nil when unknown.
+	// (from its client_go_request_total metric); nil when unknown.
 	KarpenterErrors *float64 `json:"karpenterErrors,omitempty"`
 	// KarpenterLatencyMs is the mean latency of Karpenter's API requests
 	// during the run; nil when unknown.
 	KarpenterLatencyMs *float64 `json:"karpenterLatencyMs,omitempty"`
+	// SharedKarpenter names the other runs that held the cluster's
+	// Karpenter at some time in this run's window (concurrent runs under
+	// --parallel; pkg/run's Tenancy knows). Karpenter's counters then sum
+	// their work with this run's, so every Karpenter-wide signal reads
+	// unavailable. Empty: the run had Karpenter to itself.
+	SharedKarpenter []string `json:"sharedKarpenter,omitempty"`
 }
 
 // Replicas of a workload.

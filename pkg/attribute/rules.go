@@ -2,7 +2,7 @@
 // that broke: L1 infrastructure, L2 orchestration, L3 application, none, or
 // inconclusive. Rules are data (rules.yaml): an ID, a layer, conditions on
 // named signals with thresholds, the owner, the first checks with their
-// kubectl commands, and their text in English and Chinese. Classify
+// kubectl commands (or a read of Karpenter's metrics), and their text in English and Chinese. Classify
 // evaluates them in the decision order (L1, L2, L3) and stops at the first
 // layer with a firing rule; a verdict carries every signal with its value.
 package attribute
@@ -25,6 +25,12 @@ type Text struct {
 }
 
 // In returns the text in a language ("en" or "zh").
+
+// commandPrefix is what a check may run: kubectl, or curl of Karpenter's
+// own metrics, which on nodeprint's cluster no Service fronts (Karpenter
+// runs as a process there).
+var commandPrefix = regexp.MustCompile(`^(kubectl |curl -sS <karpenter-metrics> )`)
+
 func (t Text) In(lang string) string {
 	if lang == "zh" {
 		return t.Zh
@@ -63,10 +69,22 @@ type Check struct {
 	Why     Text   `json:"why"`
 	// Shows is a regular expression the command's output matches when the
 	// rule's pattern is present: the runbooks print it as what to look
-	// for, and the runbook test asserts it against a live fault. Empty when
-	// the output has no fixed text to look for.
+	// for, and the fault suite asserts it against a live fault and, for an
+	// evidence check, asserts that the clean run of the same scenario does
+	// not match it (a pattern a healthy cluster matches shows nothing).
+	// Empty when the output has no fixed text to look for.
 	Shows string `json:"shows,omitempty"`
+	// Context marks a check whose output helps read the pattern but cannot
+	// tell it from a healthy cluster (a table's header, the policy as
+	// written, an API server that is healthy when the fault is on
+	// Karpenter's path to it): its shows is what a working command prints,
+	// and it is not evidence. The runbooks say so.
+	Context bool `json:"context,omitempty"`
 }
+
+// Evidence reports whether the check's output tells the pattern from a
+// healthy cluster: it names what to look for and is not context.
+func (c Check) Evidence() bool { return c.Shows != "" && !c.Context }
 
 // Escalation is what on-call does with a verdict of one layer.
 type Escalation struct {
@@ -155,8 +173,8 @@ func ParseRules(b []byte) (*RuleSet, error) {
 			errs = append(errs, at+": a rule needs at least one check")
 		}
 		for j, c := range r.Checks {
-			if !strings.HasPrefix(c.Command, "kubectl ") || c.Why.En == "" || c.Why.Zh == "" {
-				errs = append(errs, fmt.Sprintf("%s: checks[%d]: a kubectl command with why in en and zh", at, j))
+			if !commandPrefix.MatchString(c.Command) || c.Why.En == "" || c.Why.Zh == "" {
+				errs = append(errs, fmt.Sprintf("%s: checks[%d]: a kubectl command (or curl of <karpenter-metrics>) with why in en and zh", at, j))
 			}
 			if _, err := regexp.Compile(c.Shows); err != nil {
 				errs = append(errs, fmt.Sprintf("%s: checks[%d].shows: %v", at, j, err))

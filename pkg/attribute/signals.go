@@ -37,6 +37,50 @@ type SignalDef struct {
 	// read failed (a 403, a timeout), as against a signal that does not
 	// apply (no baseline, no pending pod).
 	readError func(in *Input) string
+	// karpenterWide marks a signal read from Karpenter's own counters
+	// (its metrics endpoint: API requests, errors, latency), which sum the
+	// work of every run on the cluster. A run that shared Karpenter with
+	// concurrent runs over its window cannot read them as its own, so such
+	// a signal is unavailable for it (Facts.SharedKarpenter): no rule fires
+	// on another run's burst. A new signal of that kind sets this and
+	// nothing else.
+	karpenterWide bool
+}
+
+// KarpenterWide reports whether the signal is read from Karpenter's
+// process-wide counters rather than from the run's own objects.
+func (d SignalDef) KarpenterWide() bool { return d.karpenterWide }
+
+// evaluate computes one signal for a run; a Karpenter-wide signal of a
+// run that shared Karpenter is unavailable, whatever its counters say.
+func (d *SignalDef) evaluate(in *Input) Value {
+	if d.karpenterWide && len(in.Facts.SharedKarpenter) > 0 {
+		return Value{ID: d.ID, Detail: SharedDetail(in.Facts.SharedKarpenter)}
+	}
+	x, ok, detail := d.compute(in)
+	val := Value{ID: d.ID, Value: x, Available: ok, Detail: detail}
+	if !ok && d.readError != nil {
+		val.Error = d.readError(in)
+	}
+	return val
+}
+
+// SharedDetail says why a Karpenter-wide signal is unavailable for a run
+// that shared Karpenter with the runs named.
+func SharedDetail(runs []string) string {
+	return fmt.Sprintf("shared with %d concurrent run(s): %s; Karpenter's counters hold their work too", len(runs), names(append([]string(nil), runs...)))
+}
+
+// ReadsKarpenterWide reports whether one of the rule's conditions reads
+// a Karpenter-wide signal: a run expected to reach it must have Karpenter
+// to itself (the scheduler runs it alone).
+func (r *Rule) ReadsKarpenterWide() bool {
+	for _, c := range r.When {
+		if d, ok := signalByID[c.Signal]; ok && d.karpenterWide {
+			return true
+		}
+	}
+	return false
 }
 
 // Value is one signal's value in a verdict.
@@ -108,6 +152,16 @@ func liveNodes(ob *observe.Observation) []*observe.NodeRecord {
 
 func liveClaims(ob *observe.Observation) []*observe.NodeClaimRecord {
 	return live(ob.NodeClaims, func(c *observe.NodeClaimRecord) time.Time { return c.Deleted })
+}
+
+// workloadRequests is each workload's pod requests, as Karpenter counts
+// them (resources.RequestsForPods), by workload name.
+func workloadRequests(in *Input) map[string]corev1.ResourceList {
+	out := make(map[string]corev1.ResourceList, len(in.Facts.Workloads))
+	for w, tpl := range in.Facts.Workloads {
+		out[w] = resources.RequestsForPods(&corev1.Pod{Spec: tpl.Spec})
+	}
+	return out
 }
 
 // names lists up to three names for evidence.
@@ -183,20 +237,25 @@ func sortedKeys[V any](m map[string]V) []string {
 var signalDefs = []SignalDef{
 	{ID: "harness.healthy", Help: "1 when the harness's own environment (control plane, Karpenter process) stayed healthy",
 		compute: func(in *Input) (float64, bool, string) { return b2f(in.Facts.Health == ""), true, in.Facts.Health }},
-	{ID: "api.karpenterErrors", Help: "Karpenter's API requests that failed (connection errors, 5xx, 429) during the run, from its rest_client_requests_total metric",
+	{ID: "api.karpenterErrors", Help: "Karpenter's API requests that failed (connection errors, 5xx, 429) during the run, from its client_go_request_total metric (code label); unavailable when the run shared Karpenter with concurrent runs",
+		karpenterWide: true,
 		compute: func(in *Input) (float64, bool, string) {
 			if in.Facts.KarpenterErrors == nil {
 				return 0, false, "Karpenter's metrics were not read"
 			}
 			return *in.Facts.KarpenterErrors, true, ""
 		}},
-	{ID: "api.karpenterLatencyMs", Help: "mean latency of Karpenter's API requests during the run, in milliseconds (client_go_request_duration_seconds)",
+	{ID: "api.karpenterLatencyMs", Help: "mean latency of Karpenter's API requests during the run, in milliseconds (client_go_request_duration_seconds: its sum over its count); unavailable when the run shared Karpenter with concurrent runs",
+		karpenterWide: true,
 		compute: func(in *Input) (float64, bool, string) {
 			if in.Facts.KarpenterLatencyMs == nil {
 				return 0, false, "Karpenter's metrics were not read, or it made no request"
 			}
 			return *in.Facts.KarpenterLatencyMs, true, ""
 		}},
+	{ID: "api.karpenterLatencyGrowth", Help: "the mean latency of Karpenter's API requests during the run over the baseline's median (client_go_request_duration_seconds): what is slow for this API server, whose healthy latency depends on its machine and its load; unavailable when the run shared Karpenter with concurrent runs",
+		karpenterWide: true,
+		compute:       latencyGrowth},
 	{ID: "cloud.insufficientCapacityEvents", Help: "InsufficientCapacityError events on the run's NodeClaims (counting repeats)",
 		compute: func(in *Input) (float64, bool, string) {
 			n, msg := 0.0, ""
@@ -256,16 +315,16 @@ var signalDefs = []SignalDef{
 			}
 			return float64(n), true, fmt.Sprintf("of %d", len(liveNodes(in.Observation)))
 		}},
-	{ID: "nodeclaims.readySlowdownSeconds", Help: "median NodeClaim created→initialised time minus the largest the baseline accepts, in seconds",
+	{ID: "nodeclaims.readySlowdownSeconds", Help: "median NodeClaim created→initialised time minus the largest median a baseline run had, in seconds",
 		compute: func(in *Input) (float64, bool, string) {
 			t := in.Observed.Timing.NodeClaimReady
 			if t.Count == 0 || in.Baseline == nil || len(in.Baseline.Timing.NodeClaimReadyP50.Values) == 0 {
 				return 0, false, "no initialised NodeClaim or no baseline timing"
 			}
-			lim := in.Baseline.Timing.NodeClaimReadyP50.Limit
-			return t.P50 - lim, true, fmt.Sprintf("p50 %gs against a baseline limit of %gs", t.P50, lim)
+			lim := in.Baseline.Timing.NodeClaimReadyP50.Largest()
+			return t.P50 - lim, true, fmt.Sprintf("p50 %gs against at most %gs in a baseline run", t.P50, lim)
 		}},
-	{ID: "nodeclaims.bootSlowdownSeconds", Help: "median NodeClaim launched→initialised time (the boot, after Karpenter's launch returned) minus the largest created→initialised time the baseline accepts, in seconds",
+	{ID: "nodeclaims.bootSlowdownSeconds", Help: "median NodeClaim launched→initialised time (the boot, after Karpenter's launch returned) minus the largest created→initialised median a baseline run had, in seconds",
 		compute: func(in *Input) (float64, bool, string) {
 			if in.Baseline == nil || len(in.Baseline.Timing.NodeClaimReadyP50.Values) == 0 {
 				return 0, false, "no baseline timing"
@@ -281,8 +340,8 @@ var signalDefs = []SignalDef{
 			}
 			slices.Sort(boots)
 			p50 := boots[(len(boots)-1)/2]
-			lim := in.Baseline.Timing.NodeClaimReadyP50.Limit
-			return p50 - lim, true, fmt.Sprintf("boot p50 %gs of %d NodeClaim(s) against a baseline created→initialised limit of %gs", p50, len(boots), lim)
+			lim := in.Baseline.Timing.NodeClaimReadyP50.Largest()
+			return p50 - lim, true, fmt.Sprintf("boot p50 %gs of %d NodeClaim(s) against at most %gs created→initialised in a baseline run", p50, len(boots), lim)
 		}},
 	{ID: "nodeclaims.inFlight", Help: "the run's NodeClaims that exist and are not initialised yet",
 		compute: func(in *Input) (float64, bool, string) {
@@ -388,13 +447,25 @@ var signalDefs = []SignalDef{
 			if in.Facts.Allocatable == nil || in.Facts.Workloads == nil {
 				return 0, false, "allocatable resources not known"
 			}
+			// Summed in place, a workload's requests computed once: a run
+			// of 5,000 pods is 5,000 additions, not 5,000 new lists.
+			requests := workloadRequests(in)
 			sum := map[string]corev1.ResourceList{}
 			for _, p := range livePods(in.Observation) {
-				tpl, ok := in.Facts.Workloads[p.Workload]
+				req, ok := requests[p.Workload]
 				if p.Node == "" || !ok {
 					continue
 				}
-				sum[p.Node] = resources.Merge(sum[p.Node], resources.RequestsForPods(&corev1.Pod{Spec: tpl.Spec}))
+				acc := sum[p.Node]
+				if acc == nil {
+					acc = corev1.ResourceList{}
+					sum[p.Node] = acc
+				}
+				for name, q := range req {
+					cur := acc[name]
+					cur.Add(q)
+					acc[name] = cur
+				}
 			}
 			var hit []string
 			for _, n := range liveNodes(in.Observation) {
@@ -436,13 +507,14 @@ var signalDefs = []SignalDef{
 				return 0, false, "no pod metrics (metrics-server reports a pod about a minute after it starts)"
 			}
 			best, who := 0.0, ""
+			requests := workloadRequests(in)
 			for _, p := range livePods(in.Observation) {
 				u, ok := in.Facts.PodUsage[p.Name]
-				tpl, ok2 := in.Facts.Workloads[p.Workload]
+				reqs, ok2 := requests[p.Workload]
 				if !ok || !ok2 {
 					continue
 				}
-				req := resources.RequestsForPods(&corev1.Pod{Spec: tpl.Spec})[corev1.ResourceCPU]
+				req := reqs[corev1.ResourceCPU]
 				use := u[corev1.ResourceCPU]
 				if req.MilliValue() == 0 {
 					continue
@@ -481,6 +553,12 @@ var signalDefs = []SignalDef{
 		compute: nodeClaimSurge},
 	{ID: "karpenter.evictions", Help: "pods deleted from nodes whose NodeClaim Karpenter deleted during the run (drift, expiry, consolidation): its own writes, each an eviction, a create and a bind, which the L1 API rules do not take for the API server's fault",
 		compute: evictions},
+	{ID: "karpenter.usageGrowth", Help: fmt.Sprintf("the largest growth of Karpenter's own CPU seconds, peak memory or API requests over the baseline's median, among those verification failed on (at least %.1f× and significant); 0 when none failed; unavailable when the run shared Karpenter with concurrent runs", UsageGate),
+		karpenterWide: true,
+		compute:       usageGrowth},
+	{ID: "karpenter.requestSurge", Help: fmt.Sprintf("1 when Karpenter made at least %.0f× the API requests of the baseline's busiest run, with fewer than %.0f%% failing: its own flood, under which the API server it waits on slows; unavailable when the run shared Karpenter with concurrent runs", RequestSurgeRatio, 100*RequestSurgeFailed),
+		karpenterWide: true,
+		compute:       requestSurge},
 	{ID: "diff.regressions", Help: "deviations of the fingerprint from the baseline that verification fails",
 		compute: func(in *Input) (float64, bool, string) {
 			if in.Diff == nil {
@@ -502,6 +580,74 @@ var signalDefs = []SignalDef{
 		compute: func(in *Input) (float64, bool, string) { return changed(in, inputs.KindKarpenter) }},
 	{ID: "inputs.catalogChanged", Help: "1 when the instance catalog (what the cloud offers) differs from the baseline's",
 		compute: func(in *Input) (float64, bool, string) { return changed(in, inputs.KindCatalog) }},
+}
+
+// UsageGate is the growth of Karpenter's own usage verification reports
+// (diff.UsageGate): "far more for the same work".
+const UsageGate = 1.5
+
+// usageGrowth is the largest ratio among the karpenter.* deviations that
+// failed verification.
+func usageGrowth(in *Input) (float64, bool, string) {
+	if in.Diff == nil || in.Observed.Karpenter == nil || in.Baseline == nil || in.Baseline.Karpenter == nil {
+		return 0, false, "Karpenter's usage was not measured in the run or the baseline"
+	}
+	best, what := 0.0, ""
+	for _, d := range in.Diff.Deviations {
+		if d.Severity != "regression" || !strings.HasPrefix(d.Path, "karpenter.") {
+			continue
+		}
+		if d.Ratio > best {
+			best, what = d.Ratio, fmt.Sprintf("%s: %s against %s", d.Path, d.Observed, d.Baseline)
+		}
+	}
+	if top := in.Observed.Karpenter.Top(3); best > 0 && len(top) > 0 {
+		what += "; most requests: " + strings.Join(top, ", ")
+	}
+	return best, true, what
+}
+
+func latencyGrowth(in *Input) (float64, bool, string) {
+	if in.Facts.KarpenterLatencyMs == nil {
+		return 0, false, "Karpenter's metrics were not read, or it made no request"
+	}
+	if in.Baseline == nil || in.Baseline.Karpenter == nil || len(in.Baseline.Karpenter.LatencyMs.Values) == 0 {
+		return 0, false, "the baseline records no API latency (re-record it)"
+	}
+	base := in.Baseline.Karpenter.LatencyMs.Median
+	if base <= 0 {
+		return 0, false, "the baseline's API latency is 0"
+	}
+	now := *in.Facts.KarpenterLatencyMs
+	return math.Round(now/base*100) / 100, true, fmt.Sprintf("%.0f ms against a median of %.0f ms in the baseline's runs", now, base)
+}
+
+// RequestSurgeRatio and RequestSurgeFailed say when Karpenter's API
+// requests are a flood of its own: several times the baseline's busiest
+// run, and mostly answered (a degraded API server makes clients retry,
+// but its failures show).
+const (
+	RequestSurgeRatio  = 3.0
+	RequestSurgeFailed = 0.1
+)
+
+func requestSurge(in *Input) (float64, bool, string) {
+	u := in.Observed.Karpenter
+	if u == nil || in.Baseline == nil || in.Baseline.Karpenter == nil || len(in.Baseline.Karpenter.Requests.Values) == 0 {
+		// As nodeClaimSurge: no surge is known, and the L1 rules it gates
+		// still decide on their own evidence.
+		return 0, true, "Karpenter's API requests were not measured in the run or the baseline: no surge known"
+	}
+	most := in.Baseline.Karpenter.Requests.Largest()
+	failed := 0.0
+	if u.RequestsTotal > 0 {
+		failed = float64(u.Failed) / float64(u.RequestsTotal)
+	}
+	what := fmt.Sprintf("%d requests (%.0f%% failed) against at most %.0f in a baseline run", u.RequestsTotal, 100*failed, most)
+	if float64(u.RequestsTotal) >= RequestSurgeRatio*max(most, 1) && failed < RequestSurgeFailed {
+		return 1, true, what
+	}
+	return 0, true, what
 }
 
 // SurgeRatio and SurgeExcess say how far above the baseline's need

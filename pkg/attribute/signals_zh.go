@@ -6,8 +6,8 @@ import "fmt"
 // A test checks that every signal has one and that none is left over.
 var signalHelpZh = map[string]string{
 	"harness.healthy":                    "harness 自身的环境（控制平面、Karpenter 进程）保持健康时为 1",
-	"api.karpenterErrors":                "运行期间 Karpenter 失败的 API 请求数（连接错误、5xx、429），来自其 rest_client_requests_total 指标",
-	"api.karpenterLatencyMs":             "运行期间 Karpenter API 请求的平均延迟，单位毫秒（client_go_request_duration_seconds）",
+	"api.karpenterErrors":                "运行期间 Karpenter 失败的 API 请求数（连接错误、5xx、429），来自其 client_go_request_total 指标（code 标签）；本次运行与并发运行共用 Karpenter 时不可用",
+	"api.karpenterLatencyMs":             "运行期间 Karpenter API 请求的平均延迟，单位毫秒（client_go_request_duration_seconds 的总和除以计数）；本次运行与并发运行共用 Karpenter 时不可用",
 	"cloud.insufficientCapacityEvents":   "本次运行的 NodeClaim 上的 InsufficientCapacityError 事件数（含重复）",
 	"policy.nodeClassMissing":            "NodePool 引用的 NodeClass 不存在时为 1",
 	"nodeclaims.launchedNotRegistered":   fmt.Sprintf("在运行结束前至少 %s 已 Launched、但仍未 Registered 的 NodeClaim 数", RegistrationTimeout),
@@ -33,6 +33,9 @@ var signalHelpZh = map[string]string{
 	"workload.replicaGrowth":             "各工作负载当前期望副本数减去应用时的副本数之和（HPA 在起作用）",
 	"selection.nodesDelta":               "运行结束时的节点数减去任一基线运行中的最大节点数",
 	"karpenter.evictions":                "运行期间随 Karpenter 删除的 NodeClaim（漂移、过期、整合）一起被删除的 Pod 数：Karpenter 自身的写入；达到阈值时，运行期间的 API 变慢被视为其结果",
+	"api.karpenterLatencyGrowth":         "运行期间 Karpenter API 请求的平均延迟与基线各次运行中位数之比（client_go_request_duration_seconds）：对这台 API Server 而言什么才算慢——其正常延迟取决于所在机器与负载；本次运行与并发运行共享 Karpenter 时不可用",
+	"karpenter.usageGrowth":              fmt.Sprintf("Karpenter 自身 CPU 秒数、内存峰值或 API 请求数相对基线中位数的最大增幅（仅计校验判定失败者：至少 %.1f 倍且显著）；无失败时为 0；本次运行与并发运行共享 Karpenter 时不可用", UsageGate),
+	"karpenter.requestSurge":             fmt.Sprintf("Karpenter 发出的 API 请求数至少是基线中最忙一次运行的 %.0f 倍、且失败率低于 %.0f%% 时为 1：这是它自身的请求洪峰，其依赖的 API Server 因此变慢；本次运行与并发运行共享 Karpenter 时不可用", RequestSurgeRatio, 100*RequestSurgeFailed),
 	"karpenter.nodeClaimSurge":           fmt.Sprintf("Karpenter 创建的 NodeClaim 数至少是基线在相同 Pod 数下所需的 %.0f 倍（且多出 %d 个以上）时为 1：这是它自身的写入量，可能拖慢它随后依赖的 API Server", SurgeRatio, SurgeExcess),
 	"diff.regressions":                   "指纹相对基线、校验不通过的偏差数",
 	"inputs.policyChanged":               "实际应用的 NodePool 或 NodeClass 与基线不同时为 1",

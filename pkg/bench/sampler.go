@@ -5,17 +5,11 @@ package bench
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"time"
-)
 
-// clockTicks is USER_HZ, the unit of utime and stime in /proc/<pid>/stat;
-// 100 on every Linux this runs on.
-const clockTicks = 100
+	"github.com/nodeprint/nodeprint/pkg/process"
+)
 
 // Usage is one process's (or a group's) use during a sampling window.
 type Usage struct {
@@ -52,7 +46,7 @@ func NewSampler(pids map[string]int, interval time.Duration) *Sampler {
 func (s *Sampler) Start(ctx context.Context) {
 	s.stop, s.done = make(chan struct{}), make(chan struct{})
 	for name, pid := range s.pids {
-		if cpu, err := CPUSeconds(pid); err == nil {
+		if cpu, err := process.CPUSeconds(pid); err == nil {
 			s.startCPU[name] = cpu
 		}
 	}
@@ -78,7 +72,7 @@ func (s *Sampler) sample() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for name, pid := range s.pids {
-		if rss, err := RSSBytes(pid); err == nil && rss > s.peak[name] {
+		if rss, err := process.RSSBytes(pid); err == nil && rss > s.peak[name] {
 			s.peak[name] = rss
 		}
 	}
@@ -94,57 +88,10 @@ func (s *Sampler) Stop() map[string]Usage {
 	out := map[string]Usage{}
 	for name, pid := range s.pids {
 		u := Usage{PeakRSSBytes: s.peak[name]}
-		if cpu, err := CPUSeconds(pid); err == nil {
+		if cpu, err := process.CPUSeconds(pid); err == nil {
 			u.CPUSeconds = cpu - s.startCPU[name]
 		}
 		out[name] = u
 	}
 	return out
-}
-
-// RSSBytes is a process's resident set size now (VmRSS).
-func RSSBytes(pid int) (int64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return 0, fmt.Errorf("failed to read the status of process %d: %w", pid, err)
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			f := strings.Fields(rest)
-			if len(f) == 2 && f[1] == "kB" {
-				kb, err := strconv.ParseInt(f[0], 10, 64)
-				if err != nil {
-					return 0, fmt.Errorf("process %d: VmRSS %q: %w", pid, rest, err)
-				}
-				return kb * 1024, nil
-			}
-		}
-	}
-	return 0, fmt.Errorf("process %d has no VmRSS (a kernel thread or a zombie)", pid)
-}
-
-// CPUSeconds is the user plus system CPU time a process has used.
-func CPUSeconds(pid int) (float64, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return 0, fmt.Errorf("failed to read the stat of process %d: %w", pid, err)
-	}
-	// The command name is in parentheses and may hold spaces: fields
-	// count from after its closing parenthesis.
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("process %d: malformed stat %q", pid, s)
-	}
-	f := strings.Fields(s[i+1:])
-	// f[0] is field 3 (state); utime and stime are fields 14 and 15.
-	if len(f) < 13 {
-		return 0, fmt.Errorf("process %d: stat has %d fields", pid, len(f)+2)
-	}
-	ut, err1 := strconv.ParseFloat(f[11], 64)
-	st, err2 := strconv.ParseFloat(f[12], 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("process %d: utime %q stime %q", pid, f[11], f[12])
-	}
-	return (ut + st) / clockTicks, nil
 }

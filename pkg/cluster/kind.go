@@ -111,7 +111,9 @@ func (k *kindPlane) provider() *kindcluster.Provider {
 }
 
 // preflight fails fast, before the toolchain is built or anything is
-// created, where no Docker engine runs or where the engine lacks the node
+// created, where no Docker engine runs, where the engine refuses
+// privileged containers (checked before the node image: with such an
+// engine the image would not help), or where the engine lacks the node
 // image and cannot pull it (an engine without a registry).
 func (k *kindPlane) preflight(ctx context.Context) error {
 	version, err := DockerEngine(ctx)
@@ -119,6 +121,10 @@ func (k *kindPlane) preflight(ctx context.Context) error {
 		return &PhaseError{Phase: "docker", Err: err}
 	}
 	k.l.opts.progress(Event{Phase: "docker", Done: true, Message: "Docker engine " + version})
+	if err := checkPrivileged(ctx); err != nil {
+		return &PhaseError{Phase: "docker", Err: err}
+	}
+	k.l.opts.progress(Event{Phase: "docker", Message: "the engine grants privileged containers"})
 	images, err := kindNodeImages(k.config)
 	if err != nil {
 		return &PhaseError{Phase: "docker", Err: err}

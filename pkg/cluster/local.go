@@ -256,11 +256,7 @@ func (l *Local) Up(ctx context.Context) (err error) {
 	ctx, cancel := context.WithTimeout(ctx, l.opts.timeout)
 	defer cancel()
 	// Held until every component runs: see startLock.
-	// The lock is machine-wide (in the temporary directory), not per
-	// checkout: ports are a machine's, and two checkouts start clusters too.
-	lock, err := acquireStartLock(ctx, os.TempDir(), func(msg string) {
-		l.opts.progress(Event{Phase: "control-plane", Message: msg})
-	})
+	lock, err := l.lockPorts(ctx, "control-plane")
 	if err != nil {
 		return &PhaseError{Phase: "control-plane", Err: err}
 	}
@@ -482,4 +478,17 @@ func (l *Local) RestartKarpenterVia(ctx context.Context, server string) error {
 		}
 	}
 	return l.restartKarpenter(ctx, server)
+}
+
+// KarpenterPID is the process id of the Karpenter the local provider runs.
+func (l *Local) KarpenterPID() (int, error) {
+	st, err := l.readState()
+	if err != nil {
+		return 0, err
+	}
+	h, err := process.Adopt(l.karpenterSpec(st))
+	if err != nil {
+		return 0, fmt.Errorf("karpenter is not running: %w", err)
+	}
+	return h.PID, nil
 }

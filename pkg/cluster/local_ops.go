@@ -488,6 +488,16 @@ func (l *Local) RestartComponent(ctx context.Context, name string) error {
 	defer l.plan(name, pid)()
 	ctx, cancel := context.WithTimeout(ctx, l.opts.timeout)
 	defer cancel()
+	// Held from the stop until every component is healthy again: the
+	// component's port is free meanwhile, and another cluster's kwokctl,
+	// which takes the first free port scanning down from 32767, would take
+	// it (seen: the restarted kube-apiserver found its port answered by a
+	// plain-HTTP listener and exited). Starts hold the same lock.
+	lock, err := l.lockPorts(ctx, "restart")
+	if err != nil {
+		return err
+	}
+	defer lock.release()
 	if pid > 0 {
 		h := &process.Handle{Spec: process.Spec{Name: name}, PID: pid}
 		l.opts.progress(Event{Phase: "restart", Message: fmt.Sprintf("stopping %s (pid %d)", name, pid)})

@@ -15,7 +15,8 @@ import (
 // of them loses its etcd or kube-apiserver. A component that exits during
 // start-up (metrics-server, when kube-apiserver did not answer yet) frees
 // its port until Up restarts it, so the lock is held for the whole of Up;
-// clusters that are up do not need it, their ports are taken.
+// clusters that are up do not need it, their ports are taken, except while
+// one of their components restarts (RestartComponent holds it too).
 type startLock struct{ f *os.File }
 
 func acquireStartLock(ctx context.Context, dir string, waiting func(string)) (*startLock, error) {
@@ -40,7 +41,7 @@ func acquireStartLock(ctx context.Context, dir string, waiting func(string)) (*s
 			return nil, fmt.Errorf("failed to lock %s: %w", path, err)
 		}
 		if !reported {
-			waiting("waiting for another cluster's control plane to finish starting (" + path + ")")
+			waiting("waiting for another cluster's control plane to finish starting or restarting (" + path + ")")
 			reported = true
 		}
 		select {
@@ -50,6 +51,16 @@ func acquireStartLock(ctx context.Context, dir string, waiting func(string)) (*s
 		case <-tick.C:
 		}
 	}
+}
+
+// lockPorts takes the start lock for this cluster's phase, saying in its
+// progress what it waits for. The lock is machine-wide (in the temporary
+// directory), not per checkout: ports are a machine's, and two checkouts
+// start clusters too.
+func (l *Local) lockPorts(ctx context.Context, phase string) (*startLock, error) {
+	return acquireStartLock(ctx, os.TempDir(), func(msg string) {
+		l.opts.progress(Event{Phase: phase, Message: msg})
+	})
 }
 
 func (l *startLock) release() {

@@ -32,13 +32,50 @@ type Deviation struct {
 	Observed string   `json:"observed"`
 	Rule     string   `json:"rule"`
 	Severity Severity `json:"severity"`
+	// Ratio is a per-run metric's median over the baseline's (latencies,
+	// Karpenter's usage); 0 for the others.
+	Ratio float64 `json:"ratio,omitempty"`
 }
 
-// Diff is every deviation of one run.
+// Diff is every deviation of one run, or of a run and the runs that
+// confirmed it (their latencies and Karpenter's usage are tested together).
 type Diff struct {
 	Scenario   string      `json:"scenario"`
 	Deviations []Deviation `json:"deviations"`
+	// Test is the statistical test of the per-run metrics; nil where none
+	// could be compared.
+	Test *Test `json:"test,omitempty"`
 }
+
+// Test is how the per-run metrics (latencies, Karpenter's usage) were
+// compared with the baseline's runs: an exact one-sided permutation test
+// (pkg/permtest) at a stated false-alarm rate.
+type Test struct {
+	// Runs and Recorded are the runs tested and the baseline's runs.
+	Runs     int `json:"runs"`
+	Recorded int `json:"recorded"`
+	// Alpha is the false-alarm rate; P the test's p-value; MinP the
+	// smallest p-value these run counts can give (above Alpha: the test
+	// cannot fail, and a shift is only reported).
+	Alpha float64 `json:"alpha"`
+	P     float64 `json:"p"`
+	MinP  float64 `json:"minP"`
+	Exact bool    `json:"exact"`
+	// Suspect says a metric moved past its gate but the runs so far
+	// cannot decide it: more runs can. Verify's auto repeat takes them
+	// only where nothing else failed already (Diff.Suspect).
+	Suspect bool `json:"suspect,omitempty"`
+	// Skipped says what could not be compared, and why.
+	Skipped string `json:"skipped,omitempty"`
+}
+
+// Suspect reports whether more runs are needed to decide: a per-run
+// metric moved past its gate and the runs so far cannot test it, and
+// nothing else has failed already. More runs cannot undo a regression of
+// the selection or the outcomes, and a grossly regressed run is the
+// costliest to repeat: an over-provisioning Karpenter's burst-1000 run
+// made 886 nodes, and three of them took the control plane down.
+func (d *Diff) Suspect() bool { return d.Test != nil && d.Test.Suspect && !d.Regressed() }
 
 // Regressed reports whether any deviation fails verification.
 func (d *Diff) Regressed() bool {
@@ -53,6 +90,9 @@ func (d *Diff) Regressed() bool {
 // Rules are the scenario's settings that verification applies.
 type Rules struct {
 	Tolerances scenario.Tolerances
+	// FalseAlarm is the share of verifications of an unchanged stack that
+	// may fail on the per-run metrics (default DefaultFalseAlarm).
+	FalseAlarm float64
 	// ZonesMatter makes a change in the zone count or skew a regression;
 	// otherwise it is reported as tolerated (see scenario.ZonesMatter).
 	ZonesMatter bool
@@ -63,7 +103,7 @@ type Rules struct {
 
 // RulesFor returns the verification rules of a scenario.
 func RulesFor(s *scenario.Scenario) Rules {
-	r := Rules{Tolerances: s.Spec.Baseline.Tolerances, ZonesMatter: s.ZonesMatter()}
+	r := Rules{Tolerances: s.Spec.Baseline.Tolerances, ZonesMatter: s.ZonesMatter(), FalseAlarm: s.Spec.Baseline.FalseAlarm}
 	if c, err := catalog.Load(s.CatalogPath); err == nil {
 		r.CPU = c.CPU
 	}
@@ -91,21 +131,24 @@ func costPerCPU(types map[string]int, cost float64, cpuOf func(string) (float64,
 	return cost / total, true
 }
 
-// Compare applies the verification rules (docs/scenarios.md, "Verification rules").
-func Compare(b *fingerprint.Baseline, fp *fingerprint.Fingerprint, rules Rules) *Diff {
+// Compare applies the verification rules (docs/scenarios.md, "Verification
+// rules") to a run, fp; more are runs of the same inputs that confirm it:
+// its selection and outcomes are compared with the baseline's, and the
+// per-run metrics of all of them are tested together.
+func Compare(b *fingerprint.Baseline, rules Rules, fp *fingerprint.Fingerprint, more ...*fingerprint.Fingerprint) *Diff {
 	d := &Diff{Scenario: b.Scenario}
 	if d.selection(b, fp.Selection, rules) {
 		d.podsPerNode(b, fp.Selection)
 	}
 	d.zones(b, fp.Selection, rules.ZonesMatter)
-	d.timing(b, fp.Timing)
+	d.metrics(b, append([]*fingerprint.Fingerprint{fp}, more...), rules)
 	d.outcomes(b.Outcomes, fp.Outcomes)
 	sort.SliceStable(d.Deviations, func(i, j int) bool { return d.Deviations[i].Path < d.Deviations[j].Path })
 	return d
 }
 
 func (d *Diff) add(path, base, obs, rule string, sev Severity) {
-	d.Deviations = append(d.Deviations, Deviation{path, base, obs, rule, sev})
+	d.Deviations = append(d.Deviations, Deviation{Path: path, Baseline: base, Observed: obs, Rule: rule, Severity: sev})
 }
 
 // selection compares what Karpenter chose and says whether the baseline
@@ -183,24 +226,6 @@ func (d *Diff) zones(b *fingerprint.Baseline, sel fingerprint.Selection, matter 
 	}
 	if float64(sel.ZoneSkew) > b.ZoneSkew.Max {
 		d.add("selection.zoneSkew", rangeString(b.ZoneSkew, "%.0f"), fmt.Sprint(sel.ZoneSkew), "zones may not be more uneven than the baseline saw"+why, sev)
-	}
-}
-
-func (d *Diff) timing(b *fingerprint.Baseline, t fingerprint.Timing) {
-	for _, x := range []struct {
-		path string
-		s    fingerprint.Samples
-		v    float64
-	}{
-		{"timing.podReady.p50", b.Timing.PodReadyP50, t.PodReady.P50},
-		{"timing.podReady.p90", b.Timing.PodReadyP90, t.PodReady.P90},
-		{"timing.nodeClaimReady.p50", b.Timing.NodeClaimReadyP50, t.NodeClaimReady.P50},
-		{"timing.nodeClaimReady.p90", b.Timing.NodeClaimReadyP90, t.NodeClaimReady.P90},
-	} {
-		if len(x.s.Values) > 0 && x.v > x.s.Limit {
-			d.add(x.path, fmt.Sprintf("median %.1fs, limit %.1fs", x.s.Median, x.s.Limit), fmt.Sprintf("%.1fs", x.v),
-				"max(seen, median + 4·1.4826·MAD) + 2s", Regression)
-		}
 	}
 }
 

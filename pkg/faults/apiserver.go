@@ -28,14 +28,11 @@ func init() {
 			"refuses a share of new connections and cuts established ones.",
 		Params: []Param{
 			{Name: "latency", Kind: Duration, Default: "300ms", Help: "delay added to every chunk a client sends"},
-			{Name: "refuse", Kind: Float, Default: "0.5", Help: "share of new connections refused (0 to 1)"},
+			{Name: "refuse", Kind: Share, Default: "0.5", Help: "share of new connections refused, from 0 (none: latency and cuts only) up to 1 (1 itself would refuse every connection, and Karpenter would never start)"},
 			{Name: "cutAfter", Kind: Duration, Default: "3s", Help: "established connections are cut after this long"},
 		},
 		new: func(v Values, t *Target) (Injector, error) {
 			def, _ := Lookup("apiserver-degraded")
-			if r := v.Float("refuse"); r >= 1 {
-				return nil, fmt.Errorf("params.refuse: %g refuses every connection; Karpenter would never start (use less than 1)", r)
-			}
 			return &apiDegraded{base: base{def, v, t}}, nil
 		},
 	})

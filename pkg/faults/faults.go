@@ -99,8 +99,11 @@ const (
 	Duration ParamKind = "duration"
 	Int      ParamKind = "int"
 	Float    ParamKind = "float"
-	String   ParamKind = "string"
-	List     ParamKind = "list"
+	// Share is a proportion from 0 (none) up to, but not including, 1
+	// (all): a fault that acted on everything would stop the run itself.
+	Share  ParamKind = "share"
+	String ParamKind = "string"
+	List   ParamKind = "list"
 )
 
 // Param documents one parameter.
@@ -267,6 +270,10 @@ func values(d *Definition, given scenario.Params, bad func(param, msg string)) (
 		case Float:
 			if v, err := strconv.ParseFloat(s, 64); err != nil || v <= 0 {
 				fail(p.Name, fmt.Sprintf("%q is not a positive number", s))
+			}
+		case Share:
+			if v, err := strconv.ParseFloat(s, 64); err != nil || v < 0 || v >= 1 {
+				fail(p.Name, fmt.Sprintf("%q is not a share from 0 up to, but not including, 1 (such as 0.5)", s))
 			}
 		}
 	}

@@ -78,6 +78,8 @@ func TestValidateNamesTheBadField(t *testing.T) {
 		"bad quantity":    {scenario.Fault{Name: "memory-leak", Params: scenario.Params{"rate": "fast"}}, "spec.fault.params.rate"},
 		"negative number": {scenario.Fault{Name: "cpu-spike", Params: scenario.Params{"factor": "-2"}}, "spec.fault.params.factor"},
 		"bad duration":    {scenario.Fault{Name: "slow-boot", Params: scenario.Params{"delay": "soon"}}, "spec.fault.params.delay"},
+		"share of all":    {scenario.Fault{Name: "apiserver-degraded", Params: scenario.Params{"refuse": "1"}}, "spec.fault.params.refuse"},
+		"negative share":  {scenario.Fault{Name: "apiserver-degraded", Params: scenario.Params{"refuse": "-0.1"}}, "spec.fault.params.refuse"},
 		"wrong layer":     {scenario.Fault{Name: "slow-boot", Expect: &scenario.Expectation{Layer: "L3"}}, "spec.fault.expect.layer"},
 	}
 	for name, tc := range cases {
@@ -96,8 +98,14 @@ func TestNewRefusesWhatCannotWork(t *testing.T) {
 	if _, err := New(&scenario.Fault{Name: "crash-loop", Params: scenario.Params{"workload": "nope"}}, target(t)); err == nil || !strings.Contains(err.Error(), "nope") {
 		t.Errorf("an unknown workload: got %v", err)
 	}
-	if _, err := New(&scenario.Fault{Name: "apiserver-degraded", Params: scenario.Params{"refuse": "1"}}, target(t)); err == nil {
-		t.Error("refusing every connection must be rejected")
+	if _, err := New(&scenario.Fault{Name: "apiserver-degraded", Params: scenario.Params{"refuse": "1"}}, target(t)); err == nil || !strings.Contains(err.Error(), "params.refuse") {
+		t.Errorf("refusing every connection must be rejected: got %v", err)
+	}
+	// The documented range starts at 0: latency and cuts without refusals.
+	for _, share := range []string{"0", "0.0", "0.99"} {
+		if errs := validate(&scenario.Fault{Name: "apiserver-degraded", Params: scenario.Params{"refuse": share}}); len(errs) > 0 {
+			t.Errorf("refuse: %s is in the documented range, got errors at %v", share, errs)
+		}
 	}
 	inj, err := New(&scenario.Fault{Name: "apiserver-degraded"}, target(t))
 	if err != nil {

@@ -60,16 +60,18 @@ const faultWeight = 10000
 const (
 	runPlaceholder      = "RUN"
 	workloadPlaceholder = "WORKLOAD"
+	imagePlaceholder    = "IMAGE"
 )
 
 //go:embed stages/*.yaml
 var stageFiles embed.FS
 
-// stageParams bind a stage file to one run: the run's id and workload
-// replace the placeholders, and Delay, when set, the file's delay.
+// stageParams bind a stage file to one run: the run's id, workload and
+// the fault's image replace the placeholders, and Delay, when set, the
+// file's delay.
 type stageParams struct {
-	Run, Workload string
-	Delay         *time.Duration
+	Run, Workload, Image string
+	Delay                *time.Duration
 }
 
 // newStage is the stage of stages/<name>.yaml bound to a run.
@@ -89,6 +91,11 @@ func newStage(name string, p stageParams) (client.Object, error) {
 				values[i] = p.Run
 			case workloadPlaceholder:
 				values[i] = p.Workload
+			case imagePlaceholder:
+				if p.Image == "" {
+					return nil, fmt.Errorf("stages/%s.yaml selects the image (%s), and the fault names none", name, imagePlaceholder)
+				}
+				values[i] = p.Image
 			}
 		}
 	}
@@ -103,23 +110,38 @@ func newStage(name string, p stageParams) (client.Object, error) {
 	return u, nil
 }
 
-// loadStage decodes stages/<name>.yaml strictly and checks what binding
-// relies on: a Stage with a name, a selector of expressions, the run
-// placeholder among their values and the faults' weight.
-func loadStage(fsys fs.FS, name string) (*unstructured.Unstructured, error) {
-	path := "stages/" + name + ".yaml"
+// DecodeStage reads the KWOK Stage at path in fsys strictly (an unknown
+// field is an error) into the form the API takes: Unstructured's own
+// decoding keeps integers int64, as the API's. A file that cannot be read
+// is the *fs.PathError; a decoding error names the path.
+func DecodeStage(fsys fs.FS, path string) (*unstructured.Unstructured, error) {
 	b, err := fs.ReadFile(fsys, path)
 	if err != nil {
-		return nil, fmt.Errorf("no fault stage %s: %w", path, err)
+		return nil, err
 	}
 	j, err := yaml.YAMLToJSONStrict(b)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	// Unstructured's own decoding keeps integers int64, as the API's.
 	u := &unstructured.Unstructured{}
 	if err := u.UnmarshalJSON(j); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return u, nil
+}
+
+// loadStage decodes stages/<name>.yaml strictly and checks what binding
+// relies on: a Stage with a name, a selector of expressions, the run
+// placeholder among their values and the faults' weight.
+func loadStage(fsys fs.FS, name string) (*unstructured.Unstructured, error) {
+	path := "stages/" + name + ".yaml"
+	u, err := DecodeStage(fsys, path)
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return nil, fmt.Errorf("no fault stage %s: %w", path, err)
+	}
+	if err != nil {
+		return nil, err
 	}
 	obj := u.Object
 	if u.GetAPIVersion() != "kwok.x-k8s.io/v1alpha1" || u.GetKind() != "Stage" || u.GetName() == "" {

@@ -12,6 +12,7 @@ import (
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/nodeprint/nodeprint/pkg/observe"
+	"github.com/nodeprint/nodeprint/pkg/scenario"
 )
 
 // Binding a stage file to a run changes its name, the placeholders of its
@@ -33,7 +34,7 @@ func TestNewStageBindsTheFileToTheRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		delay := 1500 * time.Millisecond
-		o, err := newStage(name, stageParams{Run: "web-abcde", Workload: "api", Delay: &delay})
+		o, err := newStage(name, stageParams{Run: "web-abcde", Workload: "api", Image: "registry.invalid/x:v2", Delay: &delay})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -47,7 +48,7 @@ func TestNewStageBindsTheFileToTheRun(t *testing.T) {
 		for _, e := range exprs {
 			values, _ := e.(map[string]any)["values"].([]any)
 			for i, v := range values {
-				values[i] = map[any]any{"RUN": "web-abcde", "WORKLOAD": "api"}[v]
+				values[i] = map[any]any{"RUN": "web-abcde", "WORKLOAD": "api", "IMAGE": "registry.invalid/x:v2"}[v]
 				if values[i] == nil {
 					values[i] = v
 				}
@@ -57,11 +58,11 @@ func TestNewStageBindsTheFileToTheRun(t *testing.T) {
 		if d := cmp.Diff(want.Object, got.Object); d != "" {
 			t.Errorf("%s (-want +got):\n%s", name, d)
 		}
-		if strings.Contains(mustJSON(t, got), `"RUN"`) || strings.Contains(mustJSON(t, got), `"WORKLOAD"`) {
+		if j := mustJSON(t, got); strings.Contains(j, `"RUN"`) || strings.Contains(j, `"WORKLOAD"`) || strings.Contains(j, `"IMAGE"`) {
 			t.Errorf("%s: a placeholder is left in the bound stage", name)
 		}
 		// Without a delay the file's stays.
-		o, err = newStage(name, stageParams{Run: "web-abcde", Workload: "api"})
+		o, err = newStage(name, stageParams{Run: "web-abcde", Workload: "api", Image: "registry.invalid/x:v2"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,6 +84,7 @@ func TestStageFilesSelectOnTheHarnessLabels(t *testing.T) {
 	want := map[any][]string{
 		runPlaceholder:      {key(observe.RunLabel), key(karpv1.NodePoolLabelKey)},
 		workloadPlaceholder: {key(observe.WorkloadLabel)},
+		imagePlaceholder:    {".spec.containers[].image"},
 	}
 	entries, _ := stageFiles.ReadDir("stages")
 	for _, e := range entries {
@@ -138,5 +140,39 @@ func TestLoadStageRefusesBadFiles(t *testing.T) {
 		if _, err := loadStage(fsys, "bad"); err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "stages/bad.yaml") {
 			t.Errorf("%s: got %v, want an error naming stages/bad.yaml and %q", c.name, err, c.want)
 		}
+	}
+}
+
+// image-pull-failure's stage acts on the pods that name the fault's image
+// (bound from its parameter), not on every pod carrying the fault's label:
+// a pod of the workload with a pullable image starts.
+func TestImagePullStageSelectsTheImage(t *testing.T) {
+	tg := target(t)
+	inj, err := New(&scenario.Fault{Name: "image-pull-failure", Params: scenario.Params{"image": "registry.invalid/shop/api:broken"}}, tg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := newStage("image-pull", stageParams{Run: tg.Run, Workload: tg.Deployments[0].Name, Image: inj.(*stagedWorkload).v["image"]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var selected []string
+	exprs, _, _ := unstructured.NestedSlice(st.(*unstructured.Unstructured).Object, "spec", "selector", "matchExpressions")
+	for _, x := range exprs {
+		m := x.(map[string]any)
+		if m["key"] == ".spec.containers[].image" {
+			for _, v := range m["values"].([]any) {
+				selected = append(selected, v.(string))
+			}
+		}
+		if m["key"] == `.metadata.labels["`+Label+`"]` {
+			t.Errorf("the stage selects the fault's label %v: every pod of the fault, whatever its image", m["values"])
+		}
+	}
+	if !slices.Equal(selected, []string{"registry.invalid/shop/api:broken"}) {
+		t.Errorf("the stage selects images %v, want the fault's", selected)
+	}
+	if _, err := newStage("image-pull", stageParams{Run: tg.Run, Workload: "api"}); err == nil {
+		t.Error("a stage that selects an image needs one")
 	}
 }

@@ -13,11 +13,11 @@ var summaryZh = map[string]string{
 	"nodepool-limits":      "NodePool 的 limits 低于工作负载的需求：Karpenter 达到上限后停止扩容，其余 Pod 一直 Pending。",
 	"missing-nodeclass":    "NodePool 引用了一个不存在的 NodeClass（KWOK provider 将其报告为容量不足）。",
 	"consolidation-churn":  "中断策略使节点循环替换：节点启动后很快过期（模板中的 expireAfter），Karpenter 驱逐并替换它们，替换后的节点又再次过期。",
-	"memory-leak":          "工作负载的内存从其用量开始以固定速率增长（KWOK usage CEL，基于 pod.SinceSecond()）；达到容器的内存 limit 时，故障自带的 KWOK stage 将容器标记为 OOMKilled 并重启，每次内存重新涨满都会再次发生。若场景中配置了基于内存的 HPA，副本数与节点数随之增长。",
+	"memory-leak":          "工作负载的内存从每次容器启动起、在其用量基础上以固定速率增长（KWOK usage CEL）；达到容器的内存 limit 时，故障自带的 KWOK stage 将容器标记为 OOMKilled 并重启，内存泄漏从重启时重新开始。若场景中配置了基于内存的 HPA，副本数与节点数随之增长。",
 	"cpu-spike":            "工作负载的 CPU 用量在一段时间内跃升为 requests 的数倍（KWOK usage CEL）；若场景中配置了基于 CPU 的 HPA，副本数与节点数随之增长。",
 	"oversized-requests":   "工作负载的新版本请求的 CPU（或内存）超过实例目录中最大的实例规格。",
 	"crash-loop":           "工作负载的容器启动后不久即报错退出，反复如此（故障自带的 KWOK Pod stage：lastState 为 terminated Error，restartCount 递增，CrashLoopBackOff）。",
-	"image-pull-failure":   "工作负载的新版本引用了无法拉取的镜像：容器一直处于 ErrImagePull/ImagePullBackOff（故障自带的 KWOK Pod stage）。",
+	"image-pull-failure":   "工作负载的新版本引用了无法拉取的镜像：使用该镜像的容器一直处于 ErrImagePull/ImagePullBackOff（故障自带的 KWOK Pod stage，按镜像选择 Pod）。",
 }
 
 // SummaryIn returns the fault's summary in a language ("en" or "zh").

@@ -20,9 +20,9 @@ import (
 func init() {
 	register(&Definition{
 		Name: "memory-leak", Layer: L3,
-		Summary: "The workload's memory grows from its usage at a fixed rate (KWOK usage CEL over pod.SinceSecond()); " +
+		Summary: "The workload's memory grows from its usage at a fixed rate from each container start (KWOK usage CEL); " +
 			"when it reaches the container's memory limit a KWOK stage of the fault's own marks the container OOMKilled " +
-			"and restarts it, again every time the leak refills. With an HPA on memory in the scenario, replicas and nodes grow.",
+			"and restarts it, and the leak starts again from the restart. With an HPA on memory in the scenario, replicas and nodes grow.",
 		Params: []Param{
 			{Name: "workload", Kind: String, Help: "the leaking workload (default: the first)"},
 			{Name: "rate", Kind: Quantity, Default: "20Mi", Help: "memory added per second"},
@@ -66,7 +66,7 @@ func init() {
 	register(&Definition{
 		Name: "image-pull-failure", Layer: L3,
 		Summary: "A workload revision names an image that cannot be pulled: containers stay waiting in " +
-			"ErrImagePull/ImagePullBackOff (a KWOK pod stage of the fault's own).",
+			"ErrImagePull/ImagePullBackOff (a KWOK pod stage of the fault's own, selecting the pods that name that image).",
 		Params: []Param{
 			{Name: "workload", Kind: String, Help: "the workload (default: the first)"},
 			{Name: "image", Kind: String, Default: "registry.invalid/nodeprint/missing:v2", Help: "the unpullable image"},
@@ -262,7 +262,7 @@ func (s *stagedWorkload) Inject(ctx context.Context) error {
 	if img := s.v["image"]; img != "" {
 		s.d.Spec.Template.Spec.Containers[0].Image = img
 	}
-	p := stageParams{Run: s.t.Run, Workload: s.d.Name}
+	p := stageParams{Run: s.t.Run, Workload: s.d.Name, Image: s.v["image"]}
 	if s.delay != "" {
 		d := s.v.Duration(s.delay)
 		p.Delay = &d

@@ -1,6 +1,7 @@
 package fingerprint
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"maps"
@@ -15,29 +16,32 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nodeprint/nodeprint/pkg/inputs"
+	"github.com/nodeprint/nodeprint/pkg/observe"
+	"github.com/nodeprint/nodeprint/pkg/permtest"
 	"github.com/nodeprint/nodeprint/pkg/strictyaml"
+	"github.com/nodeprint/nodeprint/pkg/usage"
 )
 
 // SchemaVersion is the version of the baseline file format: 2 records the
-// inputs. A baseline of schema 1 still loads, without inputs, so that its
-// fingerprint is still verified; a change cannot be attributed against it
-// (NoInputs says so).
-const SchemaVersion = 2
+// inputs; 3 records which clock the latencies were read from and
+// Karpenter's own usage per run, and no timing limit (verification tests
+// the recorded runs statistically). Older schemas still load: a baseline of
+// schema 1 has no inputs, so a change cannot be attributed against it
+// (NoInputs says so); one of schema 1 or 2 has server-clock latencies.
+const SchemaVersion = 3
 
 // oldestSchema is the oldest baseline schema this build reads.
 const oldestSchema = 1
 
-// TimingSlack is added to every timing limit: server timestamps have a
-// one-second resolution, so a latency can move by up to two seconds
-// without anything having changed.
-const TimingSlack = 2.0
-
-// MADFactor scales the median absolute deviation into a robust standard
-// deviation; TimingSigmas is how many of those a latency may exceed the
-// baseline median by. See Limit.
+// The schema-2 timing rule, kept to check a schema-2 file's limits against
+// its values (a hand-edited limit is an error); verification no longer
+// uses it. A value regressed when it exceeded
+//
+//	max(largest value seen, median + legacySigmas × madFactor × MAD) + legacySlack
 const (
-	MADFactor    = 1.4826
-	TimingSigmas = 4.0
+	legacySlack  = 2.0
+	madFactor    = 1.4826
+	legacySigmas = 4.0
 )
 
 // Baseline is a fingerprint recorded from repeated runs, with the spread it saw.
@@ -52,7 +56,10 @@ type Baseline struct {
 	ZoneSkew    Range           `json:"zoneSkew"`
 	PodsPerNode Range           `json:"podsPerNode"`
 	Timing      BaselineTiming  `json:"timing"`
-	Outcomes    Outcomes        `json:"outcomes"`
+	// Karpenter is Karpenter's own usage in each run; nil where a run
+	// could not read it.
+	Karpenter *BaselineKarpenter `json:"karpenter,omitempty"`
+	Outcomes  Outcomes           `json:"outcomes"`
 	// Note explains, for a non-deterministic scenario, where its spread comes from.
 	Note string `json:"note,omitempty"`
 	// Accepted are the runs among Runs that were added from a report
@@ -114,61 +121,165 @@ func (r Range) Contains(v, slack float64) bool { return v >= r.Min-slack && v <=
 
 // BaselineTiming keeps each run's percentiles.
 type BaselineTiming struct {
-	PodReadyP50       Samples `json:"podReadyP50"`
-	PodReadyP90       Samples `json:"podReadyP90"`
-	NodeClaimReadyP50 Samples `json:"nodeClaimReadyP50"`
-	NodeClaimReadyP90 Samples `json:"nodeClaimReadyP90"`
+	// Clock is the clock the latencies were read from (server in a
+	// baseline of schema 1 or 2).
+	Clock             observe.Clock `json:"clock,omitempty"`
+	PodReadyP50       Samples       `json:"podReadyP50"`
+	PodReadyP90       Samples       `json:"podReadyP90"`
+	NodeClaimReadyP50 Samples       `json:"nodeClaimReadyP50"`
+	NodeClaimReadyP90 Samples       `json:"nodeClaimReadyP90"`
+	// The stages' medians (Timing), since they were recorded.
+	PodScheduledP50       Samples `json:"podScheduledP50,omitzero"`
+	PodStartP50           Samples `json:"podStartP50,omitzero"`
+	NodeClaimLaunchP50    Samples `json:"nodeClaimLaunchP50,omitzero"`
+	NodeRegistrationP50   Samples `json:"nodeRegistrationP50,omitzero"`
+	NodeInitializationP50 Samples `json:"nodeInitializationP50,omitzero"`
 }
 
-// Samples are one statistic over the baseline's runs, in seconds.
+// BaselineKarpenter keeps Karpenter's usage in each run.
+type BaselineKarpenter struct {
+	CPUSeconds Samples `json:"cpuSeconds"`
+	PeakRSSMiB Samples `json:"peakRSSMiB"`
+	Requests   Samples `json:"requests"`
+	// LatencyMs is the mean latency of Karpenter's API requests: the API
+	// server's speed as Karpenter met it, kept for the rules (what is slow
+	// for this cluster), not tested as Karpenter's own usage.
+	LatencyMs Samples `json:"latencyMs"`
+}
+
+// Samples are one per-run statistic over the baseline's runs.
 type Samples struct {
 	Values []float64 `json:"values"`
-	Median float64   `json:"median"`
-	MAD    float64   `json:"mad"`
-	// Limit is the largest value verification accepts (see limit()).
-	Limit float64 `json:"limit"`
+	// Median is derived from Values, for the people who review the file;
+	// one that disagrees with them is an error.
+	Median float64 `json:"median"`
+	// MAD and Limit are a schema-2 file's, derived from Values by the
+	// old rule: checked when read, never written.
+	MAD   float64 `json:"mad,omitempty"`
+	Limit float64 `json:"limit,omitempty"`
 }
 
-// newSamples computes the robust rule: a value regresses when it exceeds
-//
-//	max(largest value seen, median + TimingSigmas × MADFactor × MAD) + TimingSlack
-//
-// The median and the median absolute deviation ignore one odd run out of
-// five; the largest seen value keeps a noisy-but-normal run from failing;
-// the slack covers the timestamps' one-second resolution.
+// Largest is the largest value seen (0 for none).
+func (s Samples) Largest() float64 {
+	if len(s.Values) == 0 {
+		return 0
+	}
+	return slices.Max(s.Values)
+}
+
 func newSamples(vals []float64) Samples {
 	s := Samples{Values: vals}
-	if len(vals) == 0 {
-		return s
+	if len(vals) > 0 {
+		s.Median = math.Round(permtest.Median(vals)*1000) / 1000
 	}
-	s.Median = median(vals)
-	dev := make([]float64, len(vals))
-	for i, v := range vals {
-		dev[i] = math.Abs(v - s.Median)
-	}
-	s.MAD = median(dev)
-	s.Limit = math.Max(maxOf(vals), s.Median+TimingSigmas*MADFactor*s.MAD) + TimingSlack
-	s.Limit = math.Round(s.Limit*100) / 100
 	return s
 }
 
-func median(xs []float64) float64 {
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
+// legacyDerived is what a schema-2 file stored beside its values.
+func legacyDerived(vals []float64) (med, mad, limit float64) {
+	med = permtest.Median(vals)
+	dev := make([]float64, len(vals))
+	for i, v := range vals {
+		dev[i] = math.Abs(v - med)
 	}
-	return (s[n/2-1] + s[n/2]) / 2
+	mad = permtest.Median(dev)
+	limit = math.Round((math.Max(slices.Max(vals), med+legacySigmas*madFactor*mad)+legacySlack)*100) / 100
+	return med, mad, limit
 }
 
-func maxOf(xs []float64) float64 {
-	m := math.Inf(-1)
-	for _, x := range xs {
-		m = math.Max(m, x)
-	}
-	return m
+// RunMetric is one per-run number of a fingerprint that verification
+// compares with the baseline's runs statistically (pkg/permtest): the
+// latency percentiles and Karpenter's own usage.
+type RunMetric struct {
+	// Path names it in diffs and reports; Field is where its samples are
+	// in a baseline file.
+	Path, Field string
+	// Unit is how its values read: "s", "cpu-s", "MiB", "requests".
+	Unit string
+	// Usage is true for Karpenter's own usage, false for a latency.
+	Usage bool
+	// Untested metrics are recorded for the rules but not tested by
+	// verification (the API server's latency as Karpenter met it).
+	Untested bool
+	// Floor is the least growth of the median, in Unit, that verification
+	// reports: below it a shift can be real and still be nothing anyone
+	// would act on, or another machine's (see TimingFloor, CPUFloor).
+	Floor float64
+	// Of reads it from a run; ok is false where the run has none.
+	Of func(*Fingerprint) (v float64, ok bool)
+	// In is its samples in a baseline, nil where it has none; with create,
+	// the section that holds them is made where it is missing.
+	In func(b *Baseline, create bool) *Samples
 }
+
+func timingMetric(path, field string, of func(Timing) Percentiles, p90 bool, in func(*BaselineTiming) *Samples) RunMetric {
+	return RunMetric{Path: path, Field: field, Unit: "s", Floor: TimingFloor,
+		Of: func(f *Fingerprint) (float64, bool) {
+			p := of(f.Timing)
+			if p90 {
+				return p.P90, p.Count > 0
+			}
+			return p.P50, p.Count > 0
+		},
+		In: func(b *Baseline, _ bool) *Samples { return in(&b.Timing) }}
+}
+
+func usageMetric(path, unit string, of func(*usage.Usage) float64, in func(*BaselineKarpenter) *Samples) RunMetric {
+	return RunMetric{Path: path, Field: path, Unit: unit, Usage: true,
+		Of: func(f *Fingerprint) (float64, bool) {
+			if f.Karpenter == nil || f.Karpenter.Restarted || f.Karpenter.SharedWith > 0 {
+				return 0, false
+			}
+			return of(f.Karpenter), true
+		},
+		In: func(b *Baseline, create bool) *Samples {
+			if b.Karpenter == nil {
+				if !create {
+					return nil
+				}
+				b.Karpenter = &BaselineKarpenter{}
+			}
+			return in(b.Karpenter)
+		}}
+}
+
+// RunMetrics are every per-run metric, in the order reports list them.
+var RunMetrics = []RunMetric{
+	timingMetric("timing.podReady.p50", "timing.podReadyP50", func(t Timing) Percentiles { return t.PodReady }, false, func(t *BaselineTiming) *Samples { return &t.PodReadyP50 }),
+	timingMetric("timing.podReady.p90", "timing.podReadyP90", func(t Timing) Percentiles { return t.PodReady }, true, func(t *BaselineTiming) *Samples { return &t.PodReadyP90 }),
+	timingMetric("timing.nodeClaimReady.p50", "timing.nodeClaimReadyP50", func(t Timing) Percentiles { return t.NodeClaimReady }, false, func(t *BaselineTiming) *Samples { return &t.NodeClaimReadyP50 }),
+	timingMetric("timing.nodeClaimReady.p90", "timing.nodeClaimReadyP90", func(t Timing) Percentiles { return t.NodeClaimReady }, true, func(t *BaselineTiming) *Samples { return &t.NodeClaimReadyP90 }),
+	timingMetric("timing.podScheduled.p50", "timing.podScheduledP50", func(t Timing) Percentiles { return t.PodScheduled }, false, func(t *BaselineTiming) *Samples { return &t.PodScheduledP50 }),
+	timingMetric("timing.podStart.p50", "timing.podStartP50", func(t Timing) Percentiles { return t.PodStart }, false, func(t *BaselineTiming) *Samples { return &t.PodStartP50 }),
+	timingMetric("timing.nodeClaimLaunch.p50", "timing.nodeClaimLaunchP50", func(t Timing) Percentiles { return t.NodeClaimLaunch }, false, func(t *BaselineTiming) *Samples { return &t.NodeClaimLaunchP50 }),
+	timingMetric("timing.nodeRegistration.p50", "timing.nodeRegistrationP50", func(t Timing) Percentiles { return t.NodeRegistration }, false, func(t *BaselineTiming) *Samples { return &t.NodeRegistrationP50 }),
+	timingMetric("timing.nodeInitialization.p50", "timing.nodeInitializationP50", func(t Timing) Percentiles { return t.NodeInitialization }, false, func(t *BaselineTiming) *Samples { return &t.NodeInitializationP50 }),
+	floor(CPUFloor, usageMetric("karpenter.cpuSeconds", "cpu-s", func(u *usage.Usage) float64 { return u.CPUSeconds }, func(k *BaselineKarpenter) *Samples { return &k.CPUSeconds })),
+	usageMetric("karpenter.peakRSSMiB", "MiB", func(u *usage.Usage) float64 { return math.Round(u.PeakRSSBytes/(1<<20)*10) / 10 }, func(k *BaselineKarpenter) *Samples { return &k.PeakRSSMiB }),
+	usageMetric("karpenter.requests", "requests", func(u *usage.Usage) float64 { return float64(u.RequestsTotal) }, func(k *BaselineKarpenter) *Samples { return &k.Requests }),
+	untested(usageMetric("karpenter.latencyMs", "ms", func(u *usage.Usage) float64 { return u.MeanLatencyMs }, func(k *BaselineKarpenter) *Samples { return &k.LatencyMs })),
+}
+
+func untested(m RunMetric) RunMetric { m.Untested = true; return m }
+
+func floor(f float64, m RunMetric) RunMetric { m.Floor = f; return m }
+
+const (
+	// TimingFloor is the least a latency's median must grow by, in
+	// seconds: a stage of 0.2 s that takes 0.26 s is 1.3× and real, and
+	// nothing anyone would act on.
+	TimingFloor = 0.2
+	// CPUFloor is the least Karpenter's CPU seconds in a run must grow
+	// by. Karpenter's background work (informers, batch timers) costs it a
+	// few tenths of a CPU second per run whatever the scenario, and that
+	// part moves with the machine: on a fresh machine of the same size the
+	// small scenarios read 0.1-0.2 cpu-s above their baselines in every
+	// run (cpu-heavy 0.195 -> 0.3, mixed-arch -> 0.4: past the 1.5x gate
+	// and significant), while runners-twenty-pools read 1.63 against
+	// 1.585. The regressions this metric is for are seconds per run
+	// (v1.11.0 on twenty NodePools: +1.9 cpu-s).
+	CPUFloor = 0.5
+)
 
 // NewBaseline aggregates the fingerprints of repeated runs.
 func NewBaseline(scenario string, env Provenance, fps []*Fingerprint) (*Baseline, error) {
@@ -176,6 +287,7 @@ func NewBaseline(scenario string, env Provenance, fps []*Fingerprint) (*Baseline
 		return nil, errors.New("a baseline needs at least one run")
 	}
 	b := &Baseline{SchemaVersion: SchemaVersion, Scenario: scenario, Provenance: env, Outcomes: fps[0].Outcomes}
+	b.Timing.Clock = cmp.Or(fps[0].Timing.Clock, observe.ServerClock)
 	if err := b.add(fps); err != nil {
 		return nil, err
 	}
@@ -223,6 +335,9 @@ func (b *Baseline) Merge(o *Baseline) (*Baseline, error) {
 		return nil, fmt.Errorf("the recorded runs are of Karpenter %s, Kubernetes %s, catalog %.8s, the new ones of %s, %s, %.8s: record afresh",
 			b.Provenance.Karpenter, b.Provenance.Kubernetes, b.Provenance.CatalogDigest, o.Provenance.Karpenter, o.Provenance.Kubernetes, o.Provenance.CatalogDigest)
 	}
+	if bc, oc := b.clock(), o.clock(); bc != oc {
+		return nil, fmt.Errorf("the recorded runs' latencies are read from the %s clock, the new ones' from the %s clock: record afresh", bc, oc)
+	}
 	if b.Inputs != nil {
 		if d := inputs.Diff(b.Inputs, o.Inputs); len(d) > 0 {
 			return nil, fmt.Errorf("the new runs applied other inputs than the recorded ones (%s): record afresh", inputs.Summary(d, 3))
@@ -249,11 +364,21 @@ func (b *Baseline) Merge(o *Baseline) (*Baseline, error) {
 	}{{&nb.Zones, o.Zones}, {&nb.ZoneSkew, o.ZoneSkew}, {&nb.PodsPerNode, o.PodsPerNode}} {
 		*r.dst = r.dst.Extend(r.src.Min, false).Extend(r.src.Max, false)
 	}
-	t, ot := &nb.Timing, o.Timing
-	nb.Timing = BaselineTiming{PodReadyP50: newSamples(append(t.PodReadyP50.Values, ot.PodReadyP50.Values...)),
-		PodReadyP90:       newSamples(append(t.PodReadyP90.Values, ot.PodReadyP90.Values...)),
-		NodeClaimReadyP50: newSamples(append(t.NodeClaimReadyP50.Values, ot.NodeClaimReadyP50.Values...)),
-		NodeClaimReadyP90: newSamples(append(t.NodeClaimReadyP90.Values, ot.NodeClaimReadyP90.Values...))}
+	for _, m := range RunMetrics {
+		dst, src := m.In(nb, false), m.In(o, false)
+		if dst == nil || src == nil {
+			continue
+		}
+		if len(dst.Values) == 0 || len(src.Values) == 0 {
+			*dst = Samples{} // one side lacks it: one value a run, or none
+			continue
+		}
+		*dst = newSamples(append(slices.Clone(dst.Values), src.Values...))
+	}
+	if nb.Karpenter == nil || o.Karpenter == nil {
+		// Some runs could not read Karpenter's usage: none is kept.
+		nb.Karpenter = nil
+	}
 	sort.SliceStable(nb.Selections, func(i, j int) bool {
 		if nb.Selections[i].Runs != nb.Selections[j].Runs {
 			return nb.Selections[i].Runs > nb.Selections[j].Runs
@@ -277,11 +402,20 @@ func (b *Baseline) clone() *Baseline {
 	}
 	nb.Provenance.KarpenterSettings = maps.Clone(b.Provenance.KarpenterSettings)
 	nb.Accepted = slices.Clone(b.Accepted)
-	for _, s := range []*Samples{&nb.Timing.PodReadyP50, &nb.Timing.PodReadyP90, &nb.Timing.NodeClaimReadyP50, &nb.Timing.NodeClaimReadyP90} {
-		s.Values = slices.Clone(s.Values)
+	if b.Karpenter != nil {
+		k := *b.Karpenter
+		nb.Karpenter = &k
+	}
+	for _, m := range RunMetrics {
+		if s := m.In(&nb, false); s != nil {
+			s.Values = slices.Clone(s.Values)
+		}
 	}
 	return &nb
 }
+
+// clock is the clock the baseline's latencies were read from.
+func (b *Baseline) clock() observe.Clock { return cmp.Or(b.Timing.Clock, observe.ServerClock) }
 
 // add folds runs into b, which holds b.Runs runs already (none for a new one).
 func (b *Baseline) add(fps []*Fingerprint) error {
@@ -289,8 +423,20 @@ func (b *Baseline) add(fps []*Fingerprint) error {
 	for i, s := range b.Selections {
 		bySel[s.Key()] = i
 	}
-	t := &b.Timing
-	p50, p90, c50, c90 := t.PodReadyP50.Values, t.PodReadyP90.Values, t.NodeClaimReadyP50.Values, t.NodeClaimReadyP90.Values
+	if first := b.Runs == 0; first {
+		for _, m := range RunMetrics {
+			m.In(b, m.Usage)
+		}
+	}
+	values := map[string][]float64{}
+	for _, m := range RunMetrics {
+		// A metric the recorded runs lack (recorded before it was) is not
+		// started by the new runs: its samples are one value a run or none.
+		if s := m.In(b, false); s != nil && (b.Runs == 0 || len(s.Values) > 0) {
+			values[m.Path] = slices.Clone(s.Values)
+		}
+	}
+	keepUsage := b.Karpenter != nil
 	for _, fp := range fps {
 		first := b.Runs == 0
 		b.Runs++
@@ -307,8 +453,20 @@ func (b *Baseline) add(fps []*Fingerprint) error {
 		b.Zones = b.Zones.Extend(float64(fp.Selection.Zones), first)
 		b.ZoneSkew = b.ZoneSkew.Extend(float64(fp.Selection.ZoneSkew), first)
 		b.PodsPerNode = b.PodsPerNode.Extend(float64(fp.Selection.PodsPerNodeMin), first).Extend(float64(fp.Selection.PodsPerNodeMax), false)
-		p50, p90 = append(p50, fp.Timing.PodReady.P50), append(p90, fp.Timing.PodReady.P90)
-		c50, c90 = append(c50, fp.Timing.NodeClaimReady.P50), append(c90, fp.Timing.NodeClaimReady.P90)
+		if c := cmp.Or(fp.Timing.Clock, observe.ServerClock); c != b.clock() {
+			return fmt.Errorf("run %d read its latencies from the %s clock, the baseline from the %s clock: record afresh", b.Runs, c, b.clock())
+		}
+		for _, m := range RunMetrics {
+			v, ok := m.Of(fp)
+			// A run without Karpenter's usage: none is kept.
+			keepUsage = keepUsage && (ok || !m.Usage)
+			if vs, kept := values[m.Path]; kept {
+				values[m.Path] = append(vs, v)
+			}
+		}
+	}
+	if !keepUsage {
+		b.Karpenter = nil
 	}
 	sort.SliceStable(b.Selections, func(i, j int) bool {
 		if b.Selections[i].Runs != b.Selections[j].Runs {
@@ -316,12 +474,59 @@ func (b *Baseline) add(fps []*Fingerprint) error {
 		}
 		return b.Selections[i].Key() < b.Selections[j].Key()
 	})
-	b.Timing = BaselineTiming{PodReadyP50: newSamples(p50), PodReadyP90: newSamples(p90), NodeClaimReadyP50: newSamples(c50), NodeClaimReadyP90: newSamples(c90)}
+	for _, m := range RunMetrics {
+		if s := m.In(b, false); s != nil {
+			*s = newSamples(values[m.Path])
+		}
+	}
 	b.Note = ""
 	if len(b.Selections) > 1 {
 		b.Note = fmt.Sprintf("non-deterministic: %d distinct selections in %d runs", len(b.Selections), b.Runs)
 	}
 	return nil
+}
+
+// checkSamples refuses per-run samples that do not hold one value a run,
+// or whose derived numbers disagree with their values: they are written
+// by nodeprint, and a hand-edited median or limit would silently change
+// what verification accepts.
+func (b *Baseline) checkSamples(add func(field, msg string, args ...any)) {
+	switch c := b.Timing.Clock; {
+	case b.SchemaVersion < 3 && c == "":
+		// Recorded before the clock was: the server's timestamps.
+		b.Timing.Clock = observe.ServerClock
+	case b.SchemaVersion < 3 && c != observe.ServerClock:
+		add("timing.clock", "%q: schema %d latencies are the server's", c, b.SchemaVersion)
+	case c != observe.ServerClock && c != observe.ReceivedClock:
+		add("timing.clock", "%q: want %s or %s", c, observe.ServerClock, observe.ReceivedClock)
+	}
+	if b.SchemaVersion < 3 && b.Karpenter != nil {
+		add("karpenter", "schema %d has no Karpenter usage; a baseline with it is schema 3", b.SchemaVersion)
+	}
+	for _, m := range RunMetrics {
+		smp := m.In(b, false)
+		if smp == nil {
+			continue
+		}
+		field := m.Field
+		if len(smp.Values) == 0 {
+			continue // not recorded (an early schema-1 file)
+		}
+		if len(smp.Values) != b.Runs {
+			add(field+".values", "%d values for %d runs: one value a run", len(smp.Values), b.Runs)
+			continue
+		}
+		med, mad, limit := legacyDerived(smp.Values)
+		if math.Abs(smp.Median-math.Round(med*1000)/1000) > 0.0005 && math.Abs(smp.Median-med) > 1e-9 {
+			add(field+".median", "%g, but the median of its values is %g: re-record rather than edit", smp.Median, med)
+		}
+		switch {
+		case b.SchemaVersion >= 3 && (smp.MAD != 0 || smp.Limit != 0):
+			add(field, "schema %d has no mad or limit: verification tests the runs' values (docs/scenarios.md)", b.SchemaVersion)
+		case b.SchemaVersion < 3 && (math.Abs(smp.MAD-mad) > 1e-9 || math.Abs(smp.Limit-limit) > 0.005):
+			add(field+".limit", "mad %g and limit %g, but its values give %g and %g: re-record rather than edit", smp.MAD, smp.Limit, mad, limit)
+		}
+	}
 }
 
 // Path is where a scenario's baseline lives under dir.
@@ -402,6 +607,9 @@ func ParseBaseline(path string, data []byte) (*Baseline, error) {
 	}
 	if len(errs) == 0 && total != b.Runs {
 		add("selections", "seen in %d runs in all, but runs is %d", total, b.Runs)
+	}
+	if b.SchemaVersion >= oldestSchema && b.SchemaVersion <= SchemaVersion {
+		b.checkSamples(add) // a schema this build does not know is the one error
 	}
 	if len(b.Accepted) > b.Runs {
 		add("accepted", "%d accepted runs, but runs is %d", len(b.Accepted), b.Runs)

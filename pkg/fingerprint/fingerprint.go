@@ -10,9 +10,11 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/nodeprint/nodeprint/pkg/catalog"
 	"github.com/nodeprint/nodeprint/pkg/observe"
+	"github.com/nodeprint/nodeprint/pkg/usage"
 )
 
 // Fingerprint is the stable summary of one run.
@@ -20,6 +22,9 @@ type Fingerprint struct {
 	Selection Selection `json:"selection"`
 	Timing    Timing    `json:"timing"`
 	Outcomes  Outcomes  `json:"outcomes"`
+	// Karpenter is what Karpenter itself consumed during the run; nil
+	// where its metrics cannot be read.
+	Karpenter *usage.Usage `json:"karpenter,omitempty"`
 }
 
 // Selection is what Karpenter launched.
@@ -49,12 +54,27 @@ func (s Selection) Key() string {
 	return strings.Join(keys, ",")
 }
 
-// Timing are latency percentiles in seconds (server timestamps have one-second resolution).
+// Timing are latency percentiles in seconds, read from the observation's
+// clock: the local receive times (milliseconds) on a cluster beside the
+// harness, the API server's timestamps (one second) on an existing one.
 type Timing struct {
+	// Clock is the clock the latencies were read from.
+	Clock observe.Clock `json:"clock,omitempty"`
 	// PodReady is pod created → Ready.
 	PodReady Percentiles `json:"podReady"`
 	// NodeClaimReady is NodeClaim created → Initialized.
 	NodeClaimReady Percentiles `json:"nodeClaimReady"`
+	// The stages of the two: a slowdown shows whole in its own stage,
+	// where the composite's noise (Karpenter's batch window, its retry
+	// backoff on registration) would hide it. Pods: created → scheduled,
+	// scheduled → Ready. NodeClaims: created → Launched (Karpenter's call
+	// to the cloud), Launched → Registered (the node joins), Registered →
+	// Initialized (the node Ready and initialised).
+	PodScheduled       Percentiles `json:"podScheduled,omitzero"`
+	PodStart           Percentiles `json:"podStart,omitzero"`
+	NodeClaimLaunch    Percentiles `json:"nodeClaimLaunch,omitzero"`
+	NodeRegistration   Percentiles `json:"nodeRegistration,omitzero"`
+	NodeInitialization Percentiles `json:"nodeInitialization,omitzero"`
 }
 
 // Percentiles of a latency distribution, in seconds.
@@ -80,7 +100,7 @@ type Outcomes struct {
 func Compute(ob *observe.Observation, cat *catalog.Catalog) (*Fingerprint, error) {
 	fp := &Fingerprint{Selection: Selection{InstanceTypes: map[string]int{}, CapacityTypes: map[string]int{}}}
 	zones := map[string]int{}
-	var claimLat []float64
+	var claimLat, launch, registration, initialization []float64
 	for _, c := range ob.NodeClaims {
 		if !c.Deleted.IsZero() {
 			continue
@@ -100,9 +120,12 @@ func Compute(ob *observe.Observation, cat *catalog.Catalog) (*Fingerprint, error
 			}
 			fp.Selection.HourlyCost += price
 		}
-		if !c.Initialized.IsZero() {
-			claimLat = append(claimLat, c.Initialized.Sub(c.Created).Seconds())
+		if lat, ok := observe.Latency(ob.Clock, c.Created, c.Initialized, c.Received.Created, c.Received.Initialized); ok {
+			claimLat = append(claimLat, lat)
 		}
+		launch = stage(launch, ob.Clock, c.Created, c.Launched, c.Received.Created, c.Received.Launched)
+		registration = stage(registration, ob.Clock, c.Launched, c.Registered, c.Received.Launched, c.Received.Registered)
+		initialization = stage(initialization, ob.Clock, c.Registered, c.Initialized, c.Received.Registered, c.Received.Initialized)
 	}
 	fp.Selection.HourlyCost = math.Round(fp.Selection.HourlyCost*1e4) / 1e4
 	fp.Selection.Zones = len(zones)
@@ -114,7 +137,7 @@ func Compute(ob *observe.Observation, cat *catalog.Catalog) (*Fingerprint, error
 		fp.Selection.ZoneSkew = hi - lo
 	}
 	perNode := map[string]int{}
-	var podLat []float64
+	var podLat, scheduled, start []float64
 	for _, p := range ob.Pods {
 		if !p.Deleted.IsZero() {
 			continue
@@ -133,9 +156,11 @@ func Compute(ob *observe.Observation, cat *catalog.Catalog) (*Fingerprint, error
 		if p.Node != "" {
 			perNode[p.Node]++
 		}
-		if !p.Ready.IsZero() {
-			podLat = append(podLat, p.Ready.Sub(p.Created).Seconds())
+		if lat, ok := observe.Latency(ob.Clock, p.Created, p.Ready, p.Received.Created, p.Received.Ready); ok {
+			podLat = append(podLat, lat)
 		}
+		scheduled = stage(scheduled, ob.Clock, p.Created, p.Scheduled, p.Received.Created, p.Received.Scheduled)
+		start = stage(start, ob.Clock, p.Scheduled, p.Ready, p.Received.Scheduled, p.Received.Ready)
 	}
 	if len(perNode) > 0 {
 		fp.Selection.PodsPerNodeMin = math.MaxInt
@@ -144,9 +169,22 @@ func Compute(ob *observe.Observation, cat *catalog.Catalog) (*Fingerprint, error
 			fp.Selection.PodsPerNodeMax = max(fp.Selection.PodsPerNodeMax, n)
 		}
 	}
+	fp.Timing.Clock = ob.Clock
 	fp.Timing.PodReady = percentiles(podLat)
 	fp.Timing.NodeClaimReady = percentiles(claimLat)
+	fp.Timing.PodScheduled, fp.Timing.PodStart = percentiles(scheduled), percentiles(start)
+	fp.Timing.NodeClaimLaunch, fp.Timing.NodeRegistration, fp.Timing.NodeInitialization = percentiles(launch), percentiles(registration), percentiles(initialization)
 	return fp, nil
+}
+
+// stage appends the latency from one transition to the next, where both
+// happened; a transition seen out of order (the watch delivered two
+// conditions of one update) counts as no time.
+func stage(xs []float64, clock observe.Clock, from, to, rFrom, rTo time.Time) []float64 {
+	if lat, ok := observe.Latency(clock, from, to, rFrom, rTo); ok {
+		return append(xs, max(lat, 0))
+	}
+	return xs
 }
 
 func percentiles(xs []float64) Percentiles {

@@ -79,6 +79,30 @@ func TestCompute(t *testing.T) {
 	}
 }
 
+// On the received clock each latency and each of its stages is read from
+// the receive times (milliseconds), the server's where a transition was
+// not seen happen.
+func TestComputeStagesOnTheReceivedClock(t *testing.T) {
+	ms := func(v int) time.Time { return t0.Add(time.Duration(v) * time.Millisecond) }
+	ob := &observe.Observation{Clock: observe.ReceivedClock, Nodes: map[string]*observe.NodeRecord{},
+		NodeClaims: map[string]*observe.NodeClaimRecord{"np-1": {Name: "np-1", Created: at(0), Launched: at(0), Registered: at(2), Initialized: at(2),
+			InstanceType: "c-4x", CapacityType: "on-demand", Zone: "a", Node: "n1",
+			Received: observe.Received{Created: ms(10), Launched: ms(250), Registered: ms(1650), Initialized: ms(1650)}}},
+		Pods: map[string]*observe.PodRecord{"p": {Name: "p", Created: at(0), Scheduled: at(2), Ready: at(3), Phase: "Running", Node: "n1",
+			Received: observe.Received{Created: ms(5), Scheduled: ms(1800), Ready: ms(2100)}}},
+	}
+	fp, err := Compute(ob, testCatalog(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := func(v float64) Percentiles { return Percentiles{Count: 1, P50: v, P90: v, P99: v, Max: v} }
+	want := Timing{Clock: observe.ReceivedClock, PodReady: one(2.095), NodeClaimReady: one(1.64), PodScheduled: one(1.795), PodStart: one(0.3),
+		NodeClaimLaunch: one(0.24), NodeRegistration: one(1.4), NodeInitialization: one(0)}
+	if d := cmp.Diff(want, fp.Timing); d != "" {
+		t.Fatalf("timing (-want +got):\n%s", d)
+	}
+}
+
 func TestComputeRejectsTypesOutsideTheCatalog(t *testing.T) {
 	ob := observation()
 	ob.NodeClaims["np-1"].InstanceType = "m5.large"
@@ -108,8 +132,9 @@ func TestBaselineKeepsTheSpread(t *testing.T) {
 	if !strings.Contains(bl.Note, "non-deterministic") {
 		t.Fatalf("a scenario with two selections must say so: %q", bl.Note)
 	}
-	// p90 values 4,5,4,6,4: median 4, MAD 0, max 6 → limit 6 + 2.
-	if s := bl.Timing.PodReadyP90; s.Median != 4 || s.MAD != 0 || s.Limit != 8 {
+	// p90 values 4,5,4,6,4: median 4; no limit is stored (verification
+	// tests the values).
+	if s := bl.Timing.PodReadyP90; s.Median != 4 || s.MAD != 0 || s.Limit != 0 || s.Largest() != 6 || len(s.Values) != 5 {
 		t.Fatalf("p90 samples %+v", s)
 	}
 	if _, err := NewBaseline("s", Provenance{}, []*Fingerprint{fp(a, 1, 0.4, 4), {Outcomes: Outcomes{Pending: 1}}}); err == nil {
@@ -159,19 +184,53 @@ func TestAddIsRecordingMoreRuns(t *testing.T) {
 	}
 }
 
-func TestRobustLimit(t *testing.T) {
-	// One slow run among five: the median and MAD ignore it, the max keeps it.
-	s := newSamples([]float64{10, 11, 10, 12, 30})
-	if s.Median != 11 || s.MAD != 1 {
-		t.Fatalf("median/MAD %+v", s)
+// Derived numbers in a baseline file are checked against its values: a
+// hand-edited median, or a schema-2 limit (read, never used since schema
+// 3), would otherwise change silently what verification accepts. Fails on
+// the code before schema 3, which read every limit on trust.
+func TestDerivedNumbersAreChecked(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "s.yaml")
+	v2 := "schemaVersion: 2\nscenario: s\nruns: 5\nenvironment: {karpenter: v1.14.1, kubernetes: v1.36.3, catalog: kwok-generic, catalogDigest: d, karpenterSettings: {}}\n" +
+		"selections:\n- {instanceTypes: {c-4x/on-demand: 1}, nodes: 1, hourlyCost: 0.2, runs: 5}\n" +
+		"timing:\n  podReadyP50: {values: [10, 11, 10, 12, 30], median: 11, mad: 1, limit: LIMIT}\n"
+	for limit, ok := range map[string]bool{"32": true, "40": false} {
+		if err := os.WriteFile(path, []byte(strings.Replace(v2, "LIMIT", limit, 1)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, err := LoadBaseline(path)
+		switch {
+		case ok && err != nil:
+			// max(30, 11+4·1.4826·1) + 2 = 32: the limit the old rule derived.
+			t.Errorf("limit %s is the values' own: %v", limit, err)
+		case !ok && (err == nil || !strings.Contains(err.Error(), "timing.podReadyP50.limit")):
+			t.Errorf("hand-edited limit %s: want an error naming timing.podReadyP50.limit, got %v", limit, err)
+		}
 	}
-	if s.Limit != 32 {
-		t.Fatalf("limit = max(30, 11+4·1.4826·1) + 2 = 32, got %v", s.Limit)
+	bl, err := NewBaseline("s", Provenance{KarpenterSettings: map[string]string{}}, []*Fingerprint{fp(map[string]int{"x/on-demand": 1}, 1, 0.1, 3), fp(map[string]int{"x/on-demand": 1}, 1, 0.1, 5)})
+	if err != nil {
+		t.Fatal(err)
 	}
-	// Spread dominates when there is no outlier.
-	s = newSamples([]float64{10, 14, 10, 14, 12})
-	if want := 12 + 4*1.4826*2 + 2; s.Limit != float64(int(want*100+0.5))/100 {
-		t.Fatalf("limit %v, want %v", s.Limit, want)
+	if err := bl.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(path)
+	for name, edit := range map[string][2]string{
+		"median":         {"median: 4\n", "median: 3\n"},
+		"one value less": {"values:\n    - 3\n    - 5\n", "values:\n    - 3\n"},
+		"a limit":        {"median: 4\n", "median: 4\n    limit: 9\n"},
+		"a clock":        {"clock: server", "clock: sundial"},
+	} {
+		bad := strings.Replace(string(data), edit[0], edit[1], 1)
+		if bad == string(data) {
+			t.Fatalf("%s: the edit %q does not apply to\n%s", name, edit[0], data)
+		}
+		if err := os.WriteFile(path, []byte(bad), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := LoadBaseline(path); err == nil {
+			t.Errorf("%s edited: want an error", name)
+		}
 	}
 }
 
@@ -196,7 +255,7 @@ func TestSaveLoadRoundTripAndStrictness(t *testing.T) {
 	bad := filepath.Join(dir, "bad.yaml")
 	for name, content := range map[string]string{
 		"unknown field":           strings.Replace(string(data), "runs: 1\n", "runs: 1\nrunz: 2\n", 1),
-		"wrong schema":            strings.Replace(string(data), "schemaVersion: 2", "schemaVersion: 9", 1),
+		"wrong schema":            strings.Replace(string(data), "schemaVersion: 3", "schemaVersion: 9", 1),
 		"not yaml":                "selections: [",
 		"no selections":           "schemaVersion: 1\nscenario: s\nruns: 1\n",
 		"accepted, no reason":     string(data) + "accepted:\n- run: s-abcde\n  reason: \"\"\n",

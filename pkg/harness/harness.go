@@ -17,11 +17,13 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/nodeprint/nodeprint/pkg/cluster"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
 	"github.com/nodeprint/nodeprint/pkg/inputs"
+	"github.com/nodeprint/nodeprint/pkg/observe"
 	"github.com/nodeprint/nodeprint/pkg/run"
 	"github.com/nodeprint/nodeprint/pkg/supervise"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
@@ -201,14 +203,20 @@ func (h *Harness) supervise(ctx context.Context) error {
 // someone else's: the version is what its status says, the binary is not
 // nodeprint's to digest.
 func (h *Harness) newRunner(ctx context.Context) error {
-	ropts := []run.Option{run.WithSupervisor(h.watch), run.WithProgress(h.o.progress)}
+	// Every process on this machine that runs scenarios on the cluster
+	// (ginkgo -p, a second CLI) records its runs there: a run tells from
+	// them whether it had Karpenter to itself.
+	ropts := []run.Option{run.WithSupervisor(h.watch), run.WithProgress(h.o.progress),
+		run.WithTenancyDir(filepath.Join(h.o.toolchain.Work, "tenancy"))}
 	catalogs, ok := h.Provider.(run.KarpenterSwitcher)
 	if ok {
 		k, err := run.KarpenterOf(h.o.toolchain)
 		if err != nil {
 			return err
 		}
-		ropts = append(ropts, run.WithKarpenter(k))
+		// nodeprint's own cluster: its API server is beside the harness,
+		// so the observer's receive times measure at millisecond resolution.
+		ropts = append(ropts, run.WithKarpenter(k), run.WithClock(observe.ReceivedClock))
 	} else {
 		st, err := h.Provider.Status(ctx)
 		if err != nil {

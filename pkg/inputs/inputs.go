@@ -19,6 +19,9 @@ type Inputs struct {
 	// NodePool and NodeClass are the specs as JSON objects.
 	NodePool  map[string]any `json:"nodePool"`
 	NodeClass map[string]any `json:"nodeClass"`
+	// OtherNodePools are the specs of a scenario's other NodePools
+	// (policy.allNodePools) by their name in the scenario's file.
+	OtherNodePools map[string]map[string]any `json:"otherNodePools,omitempty"`
 	// Workloads are by name.
 	Workloads map[string]Workload `json:"workloads"`
 	// Catalog is the instance catalog's name and sha256.
@@ -180,6 +183,9 @@ func Of(changes []Change, k Kind) []Change {
 func (in *Inputs) flatten(out map[string]string) {
 	flatten("nodePool", hoistTemplate(in.NodePool), out)
 	flatten("nodeClass", in.NodeClass, out)
+	for name, np := range in.OtherNodePools {
+		flatten("otherNodePools."+name, hoistTemplate(np), out)
+	}
 	for name, w := range in.Workloads {
 		prefix := "workloads." + name
 		out[prefix+".replicas"] = fmt.Sprint(w.Replicas)

@@ -1,8 +1,10 @@
 package observe
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -34,6 +36,9 @@ type Target struct {
 	Run       string
 	Namespace string
 	NodePool  string
+	// OtherNodePools are the run's other NodePools (a scenario's
+	// policy.allNodePools): their NodeClaims and nodes are the run's too.
+	OtherNodePools []string
 	// Workloads are the run's Deployments by name, with the replicas
 	// applied. The run expects as many pods as their replicas on the API
 	// server (an HPA may change them), the applied ones until a Deployment
@@ -44,6 +49,32 @@ type Target struct {
 	// not True is NotReady then, whereas in a run a node not yet Ready is
 	// one still booting.
 	Live bool
+	// Clock is the clock the observation's latencies are read from
+	// (default ServerClock).
+	Clock Clock
+}
+
+// nodePoolSelector selects the NodeClaims and nodes of the target's
+// NodePools.
+func (t Target) nodePoolSelector() string {
+	if len(t.OtherNodePools) == 0 {
+		return karpv1.NodePoolLabelKey + "=" + t.NodePool
+	}
+	return karpv1.NodePoolLabelKey + " in (" + strings.Join(append([]string{t.NodePool}, t.OtherNodePools...), ",") + ")"
+}
+
+// ownsNodePool says whether name is one of the target's NodePools.
+func (t Target) ownsNodePool(name string) bool {
+	return name == t.NodePool || slices.Contains(t.OtherNodePools, name)
+}
+
+// ownsNodeClaim says whether a NodeClaim of this name was launched for one
+// of the target's NodePools (Karpenter names it <NodePool>-<suffix>). A
+// NodeClaim of another NodePool that merely begins with the run's name
+// (<run>-<other>-<suffix>) is the run's only when <run>-<other> is.
+func (t Target) ownsNodeClaim(name string) bool {
+	i := strings.LastIndex(name, "-")
+	return i > 0 && t.ownsNodePool(name[:i])
 }
 
 // Observer records one run from informers.
@@ -88,7 +119,7 @@ func Start(ctx context.Context, cfg *rest.Config, t Target) (*Observer, error) {
 	o := newObserver(t)
 	inNS := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(t.Namespace))
 	runNodes := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithTweakListOptions(func(lo *metav1.ListOptions) {
-		lo.LabelSelector = karpv1.NodePoolLabelKey + "=" + t.NodePool
+		lo.LabelSelector = t.nodePoolSelector()
 	}))
 	// Events about cluster-scoped objects (NodeClaims, Nodes) land in "default".
 	clusterEvents := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithNamespace(metav1.NamespaceDefault))
@@ -96,7 +127,7 @@ func Start(ctx context.Context, cfg *rest.Config, t Target) (*Observer, error) {
 		lo.FieldSelector = "metadata.name=" + t.Namespace
 	}))
 	claims := dynamicinformer.NewFilteredDynamicSharedInformerFactory(dyn, 0, "", func(lo *metav1.ListOptions) {
-		lo.LabelSelector = karpv1.NodePoolLabelKey + "=" + t.NodePool
+		lo.LabelSelector = t.nodePoolSelector()
 	})
 
 	// Each informer keeps only what the observation reads (transforms):
@@ -153,7 +184,7 @@ func newObserver(t Target) *Observer {
 	now := time.Now()
 	return &Observer{target: t, stop: make(chan struct{}), lastChange: now, lastProgress: now,
 		replicas: map[string]int32{}, claims: map[string]bool{}, changes: make(chan struct{}),
-		ob: Observation{Run: t.Run, Pods: map[string]*PodRecord{}, NodeClaims: map[string]*NodeClaimRecord{}, Nodes: map[string]*NodeRecord{}}}
+		ob: Observation{Run: t.Run, Clock: cmp.Or(t.Clock, ServerClock), Pods: map[string]*PodRecord{}, NodeClaims: map[string]*NodeClaimRecord{}, Nodes: map[string]*NodeRecord{}}}
 }
 
 func ctxDone(ctx context.Context, stop chan struct{}) <-chan struct{} {
@@ -194,11 +225,14 @@ func (o *Observer) wake() {
 	o.changes = make(chan struct{})
 }
 
-func setTime(dst *time.Time, t metav1.Time) bool {
+// setTime records a transition the first time it is seen: the server's
+// timestamp in dst, and now, when it was received, in received.
+func setTime(dst *time.Time, t metav1.Time, received *time.Time, now time.Time) bool {
 	if t.IsZero() || !dst.IsZero() {
 		return false
 	}
 	*dst = t.Time
+	*received = now
 	return true
 }
 
@@ -220,11 +254,12 @@ func (o *Observer) onPod(obj any, deleted bool) {
 	if !ok {
 		return
 	}
+	now := time.Now()
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	r := o.ob.Pods[p.Name]
 	if r == nil {
-		r = &PodRecord{Name: p.Name, Workload: WorkloadOf(p), Created: p.CreationTimestamp.Time}
+		r = &PodRecord{Name: p.Name, Workload: WorkloadOf(p), Created: p.CreationTimestamp.Time, Received: Received{Created: now}}
 		o.ob.Pods[p.Name] = r
 		o.changed(false)
 	}
@@ -235,11 +270,11 @@ func (o *Observer) onPod(obj any, deleted bool) {
 		}
 		switch c.Type {
 		case corev1.PodScheduled:
-			if setTime(&r.Scheduled, c.LastTransitionTime) {
+			if setTime(&r.Scheduled, c.LastTransitionTime, &r.Received.Scheduled, now) {
 				ch, progress = true, true
 			}
 		case corev1.PodReady:
-			if setTime(&r.Ready, c.LastTransitionTime) {
+			if setTime(&r.Ready, c.LastTransitionTime, &r.Received.Ready, now) {
 				ch = true
 			}
 		}
@@ -295,11 +330,12 @@ func (o *Observer) onNode(obj any, deleted bool) {
 	if !ok {
 		return
 	}
+	now := time.Now()
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	r := o.ob.Nodes[n.Name]
 	if r == nil {
-		r = &NodeRecord{Name: n.Name, Created: n.CreationTimestamp.Time, InstanceType: n.Labels[corev1.LabelInstanceTypeStable],
+		r = &NodeRecord{Name: n.Name, Created: n.CreationTimestamp.Time, Received: Received{Created: now}, InstanceType: n.Labels[corev1.LabelInstanceTypeStable],
 			CapacityType: n.Labels[karpv1.CapacityTypeLabelKey], Zone: n.Labels[corev1.LabelTopologyZone]}
 		o.ob.Nodes[n.Name] = r
 		o.changed(true)
@@ -313,7 +349,7 @@ func (o *Observer) onNode(obj any, deleted bool) {
 			continue
 		}
 		if c.Status == corev1.ConditionTrue {
-			if setTime(&r.Ready, c.LastTransitionTime) {
+			if setTime(&r.Ready, c.LastTransitionTime, &r.Received.Ready, now) {
 				o.changed(true)
 			}
 			if r.NotReady {
@@ -346,6 +382,7 @@ func (o *Observer) onNodeClaim(obj any, deleted bool) {
 		// Not trimmed: the transform failed to convert it.
 		return
 	}
+	now := time.Now()
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if deleted {
@@ -356,7 +393,7 @@ func (o *Observer) onNodeClaim(obj any, deleted bool) {
 	}
 	r := o.ob.NodeClaims[nc.Name]
 	if r == nil {
-		r = &NodeClaimRecord{Name: nc.Name, Created: nc.CreationTimestamp.Time}
+		r = &NodeClaimRecord{Name: nc.Name, Created: nc.CreationTimestamp.Time, Received: Received{Created: now}}
 		o.ob.NodeClaims[nc.Name] = r
 		o.changed(true)
 	}
@@ -365,18 +402,18 @@ func (o *Observer) onNodeClaim(obj any, deleted bool) {
 		if c.Status != metav1.ConditionTrue {
 			continue
 		}
-		var dst *time.Time
+		var dst, rcv *time.Time
 		switch c.Type {
 		case karpv1.ConditionTypeLaunched:
-			dst = &r.Launched
+			dst, rcv = &r.Launched, &r.Received.Launched
 		case karpv1.ConditionTypeRegistered:
-			dst = &r.Registered
+			dst, rcv = &r.Registered, &r.Received.Registered
 		case karpv1.ConditionTypeInitialized:
-			dst = &r.Initialized
+			dst, rcv = &r.Initialized, &r.Received.Initialized
 		case "Ready":
-			dst = &r.Ready
+			dst, rcv = &r.Ready, &r.Received.Ready
 		}
-		if dst != nil && setTime(dst, c.LastTransitionTime) {
+		if dst != nil && setTime(dst, c.LastTransitionTime, rcv, now) {
 			ch = true
 		}
 	}
@@ -422,8 +459,8 @@ func (o *Observer) onEvent(obj any, deleted bool) {
 	io := e.InvolvedObject
 	switch {
 	case e.Namespace == o.target.Namespace:
-	case io.Kind == "NodeClaim" && strings.HasPrefix(io.Name, o.target.NodePool+"-"):
-	case io.Kind == "NodePool" && io.Name == o.target.NodePool:
+	case io.Kind == "NodeClaim" && o.target.ownsNodeClaim(io.Name):
+	case io.Kind == "NodePool" && o.target.ownsNodePool(io.Name):
 	case io.Kind == "Node" && o.knownNode(io.Name):
 	default:
 		return

@@ -238,3 +238,60 @@ func TestANodeNotReadyWhenALiveObservationBeginsIsNotReady(t *testing.T) {
 		})
 	}
 }
+
+// A transition carries the server's timestamp and the local time it was
+// received, once; a latency reads the clock the observation names.
+func TestReceivedTimes(t *testing.T) {
+	o := newObserver(Target{Run: "r", Namespace: "r", NodePool: "r", Clock: ReceivedClock})
+	created := metav1.NewTime(time.Now().Add(-3 * time.Second).Truncate(time.Second))
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "p", CreationTimestamp: created}}
+	o.onPod(pod, false)
+	time.Sleep(20 * time.Millisecond)
+	ready := pod.DeepCopy()
+	ready.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(created.Add(time.Second))}}
+	o.onPod(ready, false)
+	first := o.Snapshot().Pods["p"].Received.Ready
+	o.onPod(ready, false) // seen again: the first time stays
+	ob := o.Snapshot()
+	r := ob.Pods["p"]
+	if ob.Clock != ReceivedClock || r.Received.Created.IsZero() || r.Received.Ready != first {
+		t.Fatalf("clock %s, received %+v: want both times, the first one kept", ob.Clock, r.Received)
+	}
+	got, ok := Latency(ob.Clock, r.Created, r.Ready, r.Received.Created, r.Received.Ready)
+	if !ok || got < 0.02 || got > 0.5 {
+		t.Errorf("received-clock latency %vs, want about 0.02s (the server's says 1s)", got)
+	}
+	if got, _ := Latency(ServerClock, r.Created, r.Ready, r.Received.Created, r.Received.Ready); got != 1 {
+		t.Errorf("server-clock latency %vs, want 1s", got)
+	}
+	// A transition received before the observer started has no receive
+	// time: the server's timestamps stand in.
+	if got, _ := Latency(ReceivedClock, r.Created, r.Ready, time.Time{}, r.Received.Ready); got != 1 {
+		t.Errorf("without a receive time: %vs, want the server's 1s", got)
+	}
+	if newObserver(Target{}).Snapshot().Clock != ServerClock {
+		t.Error("the default clock is the server's")
+	}
+}
+
+// A run with several NodePools (a scenario's policy.allNodePools) observes
+// the NodeClaims and nodes of each, and the events of their NodeClaims,
+// and no other run's: run r-ab's NodeClaims are not r-a's.
+func TestTargetWithOtherNodePools(t *testing.T) {
+	one := Target{NodePool: "r-a"}
+	if got := one.nodePoolSelector(); got != "karpenter.sh/nodepool=r-a" {
+		t.Errorf("one NodePool: selector %q", got)
+	}
+	many := Target{NodePool: "r-a", OtherNodePools: []string{"r-a-general-01", "r-a-general-02"}}
+	if got, want := many.nodePoolSelector(), "karpenter.sh/nodepool in (r-a,r-a-general-01,r-a-general-02)"; got != want {
+		t.Errorf("selector: got %q, want %q", got, want)
+	}
+	for name, want := range map[string]bool{
+		"r-a-x7k2p": true, "r-a-general-01-q2w3e": true, "r-a-general-02-zzzzz": true,
+		"r-ab-x7k2p": false, "r-a-general-03-q2w3e": false, "r-a": false, "x7k2p": false,
+	} {
+		if got := many.ownsNodeClaim(name); got != want {
+			t.Errorf("NodeClaim %s: owned %v, want %v", name, got, want)
+		}
+	}
+}

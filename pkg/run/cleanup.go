@@ -77,6 +77,9 @@ func (r *Runner) deleteRun(ctx context.Context, objs *Objects, ob goneWaiter, pr
 	}
 	del(objs.Namespace)
 	del(objs.NodePool)
+	for _, np := range objs.OtherNodePools {
+		del(np)
+	}
 	if err := ob.WaitNodeClaimsGone(ctx, progress); err != nil {
 		errs = append(errs, fmt.Errorf("failed waiting for Karpenter to remove the NodeClaims of NodePool %s: %w", objs.NodePool.Name, err))
 	}
@@ -176,29 +179,37 @@ func (r *Runner) deleteLeftovers(ctx context.Context, objs *Objects) ([]string, 
 		}
 		return nil
 	}
-	of := client.MatchingLabels{karpv1.NodePoolLabelKey: objs.NodePool.Name}
-	ncs := &karpv1.NodeClaimList{}
-	if err := r.client.List(ctx, ncs, of); err != nil {
-		return nil, err
+	// The NodeClaims and nodes of each of the run's NodePools; the nodes
+	// once no NodeClaim of the run is left.
+	var ncs []karpv1.NodeClaim
+	var nodes []corev1.Node
+	for _, np := range append([]*karpv1.NodePool{objs.NodePool}, objs.OtherNodePools...) {
+		of := client.MatchingLabels{karpv1.NodePoolLabelKey: np.Name}
+		nl := &karpv1.NodeClaimList{}
+		if err := r.client.List(ctx, nl, of); err != nil {
+			return nil, err
+		}
+		ncs = append(ncs, nl.Items...)
+		nn := &corev1.NodeList{}
+		if err := r.client.List(ctx, nn, of); err != nil {
+			return nil, err
+		}
+		nodes = append(nodes, nn.Items...)
 	}
-	for i := range ncs.Items {
-		nc := &ncs.Items[i]
+	for i := range ncs {
+		nc := &ncs[i]
 		left = append(left, "NodeClaim/"+nc.Name)
 		if err := remove(nc, "NodeClaim", "launched for the deleted NodePool"); err != nil {
 			return nil, err
 		}
 	}
-	nodes := &corev1.NodeList{}
-	if err := r.client.List(ctx, nodes, of); err != nil {
-		return nil, err
-	}
-	for i := range nodes.Items {
-		n := &nodes.Items[i]
+	for i := range nodes {
+		n := &nodes[i]
 		left = append(left, "Node/"+n.Name)
 		// KWOK's provider creates the node of a launch; when the
 		// NodeClaim was deleted first, nothing of Karpenter's owns the
 		// node any more and it would stay Ready for good.
-		if len(ncs.Items) == 0 {
+		if len(ncs) == 0 {
 			if err := remove(n, "node", "whose NodeClaim is gone"); err != nil {
 				return nil, err
 			}

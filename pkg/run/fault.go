@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/nodeprint/nodeprint/pkg/attribute"
 	"github.com/nodeprint/nodeprint/pkg/catalog"
@@ -17,6 +19,7 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/inputs"
 	"github.com/nodeprint/nodeprint/pkg/observe"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
+	"github.com/nodeprint/nodeprint/pkg/usage"
 )
 
 // FaultOption configures RunFault.
@@ -25,6 +28,7 @@ type FaultOption func(*faultOpts)
 type faultOpts struct {
 	onInject     func(faults.Injector)
 	whileFaulted func(context.Context, *Result)
+	whileClean   func(context.Context, *Result)
 }
 
 // OnInject is called with the injector before it injects, so a caller can
@@ -37,6 +41,14 @@ func OnInject(f func(faults.Injector)) FaultOption { return func(o *faultOpts) {
 // not called when the run fails before settling.
 func WhileFaulted(f func(context.Context, *Result)) FaultOption {
 	return func(o *faultOpts) { o.whileFaulted = f }
+}
+
+// WhileClean is called once a run without a fault has settled (the clean
+// run of a fault scenario), with its result, while its objects exist: the
+// moment to run the runbook's evidence commands where they must not show
+// the pattern. It is not called when the run fails before settling.
+func WhileClean(f func(context.Context, *Result)) FaultOption {
+	return func(o *faultOpts) { o.whileClean = f }
 }
 
 // FaultResult is a fault scenario's clean run, faulted run and verdict.
@@ -60,7 +72,8 @@ func (r *Runner) RunFault(ctx context.Context, s *scenario.Scenario, opts ...Fau
 	clean := *s
 	clean.Spec.Fault = nil
 	r.progress(fmt.Sprintf("scenario %s: baseline run (no fault)", s.Metadata.Name))
-	base, err := r.run(ctx, &clean, hooks{})
+	h := hooksOf(opts)
+	base, err := r.run(ctx, &clean, hooks{whileClean: h.whileClean})
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: baseline run: %w", s.Metadata.Name, err)
 	}
@@ -69,7 +82,7 @@ func (r *Runner) RunFault(ctx context.Context, s *scenario.Scenario, opts ...Fau
 		return nil, err
 	}
 	r.progress(fmt.Sprintf("scenario %s: faulted run (%s)", s.Metadata.Name, s.Spec.Fault.Name))
-	faulted, err := r.run(ctx, s, hooksOf(opts))
+	faulted, err := r.run(ctx, s, hooks{onInject: h.onInject, whileFaulted: h.whileFaulted})
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: faulted run: %w", s.Metadata.Name, err)
 	}
@@ -112,6 +125,16 @@ func (r *Runner) inputsOf(s *scenario.Scenario, objs *Objects, cat *catalog.Cata
 	}
 	in := &inputs.Inputs{NodePool: np, NodeClass: nc, Workloads: map[string]inputs.Workload{},
 		Catalog: inputs.Catalog{Name: s.Spec.Catalog, Digest: cat.Digest}, Karpenter: r.karpenter}
+	for i, other := range objs.OtherNodePools {
+		spec, err := inputs.Object(other.Spec, id, observe.RunLabel)
+		if err != nil {
+			return nil, err
+		}
+		if in.OtherNodePools == nil {
+			in.OtherNodePools = map[string]map[string]any{}
+		}
+		in.OtherNodePools[s.OtherNodePools[i].Name] = spec
+	}
 	if env := s.Spec.Karpenter.Env(); len(env) > 0 {
 		in.Karpenter.Settings = env
 	}
@@ -134,60 +157,91 @@ func (r *Runner) inputsOf(s *scenario.Scenario, objs *Objects, cat *catalog.Cata
 	return in, nil
 }
 
-// facts reads what the classifier needs from the cluster at the end of a run.
-func (r *Runner) facts(ctx context.Context, objs *Objects, cat *fit.Catalog, before *apiStats, since time.Time) attribute.Facts {
+// facts reads what the classifier needs from the cluster at the end of a
+// run, within r.factsTimeout and only while the cluster has no incident: a
+// read that did not finish would leave a fact at its fallback and the
+// verdict unsaid, so the run fails, saying what it waited for.
+func (r *Runner) facts(ctx context.Context, a *attempt) (attribute.Facts, error) {
+	hctx, cancel := context.WithTimeout(ctx, r.factsTimeout)
+	defer cancel()
 	f := facts.New()
-	f.Health = r.healthSince(ctx, since)
-	facts.ReadNodePool(ctx, r.client, &f, objs.NodePool.Name, objs.NodePool)
+	f.Health = r.healthSince(hctx, a.since)
+	if f.Health != "" {
+		return f, nil
+	}
+	fctx, cancel := context.WithTimeout(a.actx, r.factsTimeout)
+	defer cancel()
+	r.readFacts(fctx, a, &f)
+	if ctx.Err() != nil {
+		return f, fmt.Errorf("run %s interrupted: %w", a.id, ctx.Err())
+	}
+	if fctx.Err() == context.DeadlineExceeded {
+		return f, fmt.Errorf("run %s: the end-of-run reads (the NodePool, replicas, pod metrics, Karpenter's metrics) did not finish within %s: the API server did not answer", a.id, r.factsTimeout)
+	}
+	if err := context.Cause(fctx); err != nil {
+		// An incident stopped the reads: the environment's failure.
+		return f, err
+	}
+	return f, nil
+}
+
+// readFacts fills f from the cluster.
+func (r *Runner) readFacts(ctx context.Context, a *attempt, f *attribute.Facts) {
+	objs := a.objs
+	facts.ReadNodePool(ctx, r.client, f, objs.NodePool.Name, objs.NodePool)
+	for _, d := range objs.Deployments {
+		f.Replicas[d.Name], _, _ = facts.ReadReplicas(ctx, r.client, d.Namespace, d.Name, ptr.To(ptr.Deref(d.Spec.Replicas, 0)))
+	}
+	workloadFacts(f, objs, a.shapes)
+	f.PodUsage = facts.PodUsage(ctx, r.client, objs.Namespace.Name)
+	f.KarpenterErrors, f.KarpenterLatencyMs = usageFacts(a.used)
+	// After the counters were read: a run that started before the read
+	// added to them.
+	f.SharedKarpenter = r.tenancy.Sharers(a.id, a.apiAt, time.Now())
+}
+
+// workloadFacts sets what the run's objects and catalog say without the
+// cluster: each workload's pod template as applied, which instance types
+// of the catalog and of f.NodePool hold its pod, and the catalog's
+// allocatable. The benchmark of the verdict step computes them the same way.
+func workloadFacts(f *attribute.Facts, objs *Objects, cat *fit.Catalog) {
 	for _, d := range objs.Deployments {
 		tpl := d.Spec.Template.DeepCopy()
 		f.Workloads[d.Name] = tpl
-		f.Fit[d.Name] = cat.Check(tpl, f.NodePool)
-		f.Replicas[d.Name], _, _ = facts.ReadReplicas(ctx, r.client, d.Namespace, d.Name, ptr.To(ptr.Deref(d.Spec.Replicas, 0)))
+		f.Fit[d.Name] = fitAny(cat, tpl, f.NodePool, objs.OtherNodePools)
 	}
 	f.Allocatable = cat.Allocatable()
-	f.PodUsage = facts.PodUsage(ctx, r.client, objs.Namespace.Name)
-	f.KarpenterErrors, f.KarpenterLatencyMs = r.apiFacts(ctx, before)
-	return f
 }
 
-// apiFacts are Karpenter's failed API requests and their mean latency
-// since before; nil where Karpenter's metrics cannot be read.
-func (r *Runner) apiFacts(ctx context.Context, before *apiStats) (failed, latencyMs *float64) {
-	if before == nil {
+// usageFacts are Karpenter's failed API requests and their mean latency
+// over the run, from its usage; nil where it is unknown.
+func usageFacts(u *usage.Usage) (failed, latencyMs *float64) {
+	if u == nil {
 		return nil, nil
 	}
-	after, err := readAPIStats(ctx, r.metricsURL())
-	if err != nil {
-		return nil, nil
-	}
-	d := after.since(*before)
-	failed = &d.errors
-	if d.requests > 0 {
-		ms := float64(int(d.seconds/d.requests*1e5)) / 100
+	n := float64(u.Failed)
+	failed = &n
+	if u.RequestsTotal > 0 {
+		ms := u.MeanLatencyMs
 		latencyMs = &ms
 	}
 	return failed, latencyMs
 }
 
-// metricsURL is Karpenter's metrics endpoint, where the provider knows it.
-func (r *Runner) metricsURL() string {
-	if c, ok := r.catalogs.(faults.Cluster); ok {
-		return c.KarpenterMetrics()
+// fitAny is how a pod fits the run's NodePools: its own NodePool's result,
+// or another's that admits the pod and allows more instance types (a
+// scenario's policy.allNodePools), as explain weighs a cluster's NodePools.
+func fitAny(cat *fit.Catalog, tpl *corev1.PodTemplateSpec, own *karpv1.NodePool, others []*karpv1.NodePool) fit.Result {
+	best := cat.Check(tpl, own)
+	for _, np := range others {
+		if fit.Admits(np, tpl) != nil {
+			continue
+		}
+		if r := cat.Check(tpl, np); r.NodePool > best.NodePool {
+			best = r
+		}
 	}
-	return ""
-}
-
-// apiStatsNow reads Karpenter's API counters; nil where they cannot be read.
-func (r *Runner) apiStatsNow(ctx context.Context) *apiStats {
-	if r.metricsURL() == "" {
-		return nil
-	}
-	s, err := readAPIStats(ctx, r.metricsURL())
-	if err != nil {
-		return nil
-	}
-	return &s
+	return best
 }
 
 // Preflight checks, without a cluster, that the scenario's objects build
@@ -211,9 +265,11 @@ func Preflight(ctx context.Context, s *scenario.Scenario) error {
 }
 
 // Attribute classifies a finished run against a baseline (a recorded one
-// for a plain scenario; the clean run for a fault scenario).
-func Attribute(s *scenario.Scenario, res *Result, bl *fingerprint.Baseline, baselineInputs *inputs.Inputs) (*diff.Diff, *attribute.Verdict, error) {
-	d := diff.Compare(bl, res.Fingerprint, diff.RulesFor(s))
+// for a plain scenario; the clean run for a fault scenario). more are runs
+// of the same inputs that confirm res: their latencies and Karpenter's
+// usage are tested with res's.
+func Attribute(s *scenario.Scenario, res *Result, bl *fingerprint.Baseline, baselineInputs *inputs.Inputs, more ...*fingerprint.Fingerprint) (*diff.Diff, *attribute.Verdict, error) {
+	d := diff.Compare(bl, diff.RulesFor(s), res.Fingerprint, more...)
 	rs, err := attribute.Rules()
 	if err != nil {
 		return nil, nil, err

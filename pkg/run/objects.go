@@ -24,21 +24,36 @@ import (
 
 // Objects are what one run creates, in creation order.
 type Objects struct {
-	Namespace   *corev1.Namespace
-	NodeClass   *kwokv1alpha1.KWOKNodeClass
-	NodePool    *karpv1.NodePool
-	Deployments []*appsv1.Deployment
-	HPAs        []*autoscalingv2.HorizontalPodAutoscaler
+	Namespace *corev1.Namespace
+	NodeClass *kwokv1alpha1.KWOKNodeClass
+	NodePool  *karpv1.NodePool
+	// OtherNodePools are the scenario's other NodePools (policy.allNodePools),
+	// named <run>-<name>, beside the run's own.
+	OtherNodePools []*karpv1.NodePool
+	Deployments    []*appsv1.Deployment
+	HPAs           []*autoscalingv2.HorizontalPodAutoscaler
 }
 
 // All lists the objects in creation order.
 func (o *Objects) All() []client.Object {
 	out := []client.Object{o.Namespace, o.NodeClass, o.NodePool}
+	for _, np := range o.OtherNodePools {
+		out = append(out, np)
+	}
 	for _, d := range o.Deployments {
 		out = append(out, d)
 	}
 	for _, h := range o.HPAs {
 		out = append(out, h)
+	}
+	return out
+}
+
+// OtherNodePoolNames are the names of OtherNodePools.
+func (o *Objects) OtherNodePoolNames() []string {
+	var out []string
+	for _, np := range o.OtherNodePools {
+		out = append(out, np.Name)
 	}
 	return out
 }
@@ -59,11 +74,16 @@ func Build(s *scenario.Scenario, id string) (*Objects, error) {
 		}
 		o.NodeClass.Spec.NodeRegistrationDelay = metav1.Duration{Duration: v}
 	}
-	np := s.NodePool.DeepCopy()
-	np.ObjectMeta = metav1.ObjectMeta{Name: id, Labels: runLabels}
-	np.Spec.Template.Labels = merge(np.Spec.Template.Labels, runLabels)
-	np.Spec.Template.Spec.NodeClassRef = &karpv1.NodeClassReference{Group: "karpenter.kwok.sh", Kind: "KWOKNodeClass", Name: id}
-	o.NodePool = np
+	o.NodePool = runNodePool(s.NodePool, id, id)
+	runNames := map[string]string{}
+	if s.NodePool.Name != "" {
+		runNames[s.NodePool.Name] = id
+	}
+	for _, other := range s.OtherNodePools {
+		np := runNodePool(other, id+"-"+other.Name, id)
+		o.OtherNodePools = append(o.OtherNodePools, np)
+		runNames[other.Name] = np.Name
+	}
 	for _, w := range s.Spec.Workloads {
 		// The workload's own labels (a manifest's spread and affinity
 		// select on them) over a default app label, and the run's, which
@@ -101,8 +121,8 @@ func Build(s *scenario.Scenario, id string) (*Objects, error) {
 				Template: corev1.PodTemplateSpec{
 					ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: annotations},
 					Spec: corev1.PodSpec{
-						NodeSelector:              merge(w.NodeSelector, runLabels),
-						Affinity:                  w.Affinity.DeepCopy(),
+						NodeSelector:              renameNodePools(merge(w.NodeSelector, runLabels), runNames),
+						Affinity:                  renameAffinityNodePools(w.Affinity.DeepCopy(), runNames),
 						Tolerations:               w.Tolerations,
 						TopologySpreadConstraints: spread,
 						// KWOK runs no container; the image is never pulled.
@@ -121,6 +141,55 @@ func Build(s *scenario.Scenario, id string) (*Objects, error) {
 		}
 	}
 	return o, nil
+}
+
+// runNodePool is a scenario's NodePool as a run applies it: named name,
+// with the run's node class and the run label on its nodes.
+func runNodePool(from *karpv1.NodePool, name, id string) *karpv1.NodePool {
+	runLabels := map[string]string{observe.RunLabel: id}
+	np := from.DeepCopy()
+	np.ObjectMeta = metav1.ObjectMeta{Name: name, Labels: runLabels}
+	np.Spec.Template.Labels = merge(np.Spec.Template.Labels, runLabels)
+	np.Spec.Template.Spec.NodeClassRef = &karpv1.NodeClassReference{Group: "karpenter.kwok.sh", Kind: "KWOKNodeClass", Name: id}
+	return np
+}
+
+// renameNodePools points a node selector on karpenter.sh/nodepool at the
+// run's name of the NodePool (the scenario loader refuses a name it does
+// not apply).
+func renameNodePools(sel map[string]string, runNames map[string]string) map[string]string {
+	if v, ok := runNames[sel[karpv1.NodePoolLabelKey]]; ok {
+		sel[karpv1.NodePoolLabelKey] = v
+	}
+	return sel
+}
+
+// renameAffinityNodePools does the same for node affinity's expressions.
+func renameAffinityNodePools(a *corev1.Affinity, runNames map[string]string) *corev1.Affinity {
+	if a == nil || a.NodeAffinity == nil {
+		return a
+	}
+	rename := func(exprs []corev1.NodeSelectorRequirement) {
+		for i := range exprs {
+			if exprs[i].Key != karpv1.NodePoolLabelKey {
+				continue
+			}
+			for j, v := range exprs[i].Values {
+				if n, ok := runNames[v]; ok {
+					exprs[i].Values[j] = n
+				}
+			}
+		}
+	}
+	if r := a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution; r != nil {
+		for i := range r.NodeSelectorTerms {
+			rename(r.NodeSelectorTerms[i].MatchExpressions)
+		}
+	}
+	for i := range a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
+		rename(a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution[i].Preference.MatchExpressions)
+	}
+	return a
 }
 
 func buildHPA(ns, name string, h *scenario.HPA) *autoscalingv2.HorizontalPodAutoscaler {

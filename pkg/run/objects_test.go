@@ -8,6 +8,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8slabels "k8s.io/apimachinery/pkg/labels"
 
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+
 	"github.com/nodeprint/nodeprint/pkg/observe"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 )
@@ -122,5 +124,63 @@ func TestBuildKeepsAManifestsLabels(t *testing.T) {
 	}
 	if ref := o.NodePool.Spec.Template.Spec.NodeClassRef; ref.Kind != "KWOKNodeClass" || ref.Name != "checkout-abcde" {
 		t.Errorf("nodeClassRef %+v, want the run's KWOKNodeClass", ref)
+	}
+}
+
+// A scenario with policy.allNodePools: every NodePool of the file is the
+// run's, named after it, and a pod's selector of a NodePool by name points
+// at the run's copy.
+func TestBuildAppliesEveryNodePool(t *testing.T) {
+	l := &scenario.Loader{FixturesDir: "../../fixtures", GenericCatalog: "generic.json"}
+	s, err := l.Load("../../fixtures/scenarios/nodepools/runners-twenty-pools.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := Build(s, "runners-abcde")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.NodePool.Name != "runners-abcde" || len(o.NodePool.Spec.Template.Spec.Taints) != 1 {
+		t.Fatalf("the run's own NodePool must be runners, named after the run: %s %+v", o.NodePool.Name, o.NodePool.Spec.Template.Spec.Taints)
+	}
+	if len(o.OtherNodePools) != 19 || o.OtherNodePools[0].Name != "runners-abcde-general-01" || o.OtherNodePools[18].Name != "runners-abcde-general-19" {
+		t.Fatalf("want the 19 others named <run>-<name>, got %v", o.OtherNodePoolNames())
+	}
+	for _, np := range o.OtherNodePools {
+		if np.Spec.Template.Labels[observe.RunLabel] != "runners-abcde" || np.Spec.Template.Spec.NodeClassRef.Name != "runners-abcde" || np.Labels[observe.RunLabel] != "runners-abcde" {
+			t.Errorf("%s: every NodePool of the run uses its node class and labels its nodes with the run", np.Name)
+		}
+	}
+	if n := len(o.All()); n != 3+19+1 {
+		t.Errorf("All: want the namespace, node class, 20 NodePools and the Deployment, got %d objects", n)
+	}
+	if got := o.Deployments[0].Spec.Template.Spec.NodeSelector[karpv1.NodePoolLabelKey]; got != "runners-abcde" {
+		t.Errorf("the pods must select the run's runners NodePool, got %q", got)
+	}
+	if s.NodePool.Name != "runners" {
+		t.Errorf("Build must not rename the scenario's NodePool, got %q", s.NodePool.Name)
+	}
+}
+
+func TestRenameAffinityNodePools(t *testing.T) {
+	a := &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{
+			{Key: karpv1.NodePoolLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{"runners", "general-01"}},
+			{Key: "team", Operator: corev1.NodeSelectorOpIn, Values: []string{"runners"}},
+		}}}},
+		PreferredDuringSchedulingIgnoredDuringExecution: []corev1.PreferredSchedulingTerm{{Weight: 1, Preference: corev1.NodeSelectorTerm{MatchExpressions: []corev1.NodeSelectorRequirement{
+			{Key: karpv1.NodePoolLabelKey, Operator: corev1.NodeSelectorOpIn, Values: []string{"general-01"}},
+		}}}},
+	}}
+	got := renameAffinityNodePools(a, map[string]string{"runners": "r-abcde", "general-01": "r-abcde-general-01"})
+	req := got.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms[0].MatchExpressions
+	if d := cmp.Diff([]string{"r-abcde", "r-abcde-general-01"}, req[0].Values); d != "" {
+		t.Errorf("required (-want +got):\n%s", d)
+	}
+	if req[1].Values[0] != "runners" {
+		t.Errorf("only karpenter.sh/nodepool names NodePools; team=%s was renamed", req[1].Values[0])
+	}
+	if v := got.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution[0].Preference.MatchExpressions[0].Values[0]; v != "r-abcde-general-01" {
+		t.Errorf("preferred: got %s", v)
 	}
 }

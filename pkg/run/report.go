@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/nodeprint/nodeprint/pkg/attribute"
+	"github.com/nodeprint/nodeprint/pkg/diff"
+	"github.com/nodeprint/nodeprint/pkg/inputs"
 
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
 	"github.com/nodeprint/nodeprint/pkg/report"
@@ -91,17 +93,67 @@ func (r *Runner) plainEntry(ctx context.Context, s *scenario.Scenario, b *finger
 	if err != nil {
 		return &Outcome{Entry: ReportError(s, err)}, err
 	}
-	d, v, err := Attribute(s, res, b, b.Inputs)
+	again, err := r.confirm(ctx, s, b, res)
+	if err != nil {
+		return &Outcome{Entry: ReportError(s, err)}, err
+	}
+	ids := []string{res.ID}
+	var more []*fingerprint.Fingerprint
+	for _, x := range again {
+		ids, more = append(ids, x.ID), append(more, x.Fingerprint)
+	}
+	d, v, err := Attribute(s, res, b, b.Inputs, more...)
 	if err != nil {
 		return &Outcome{Entry: ReportError(s, err)}, err
 	}
 	sc := ReportScenario(s)
-	sc.Baseline, sc.Observed, sc.Diff, sc.Runs = b, res.Fingerprint, d, []string{res.ID}
+	sc.Baseline, sc.Observed, sc.Diff, sc.Runs = b, res.Fingerprint, d, ids
 	sc.Inputs = report.InputsOf(b, res.Inputs)
 	sc.Timeline = report.TimelineOf(res.Observation, time.Time{})
 	sc.Verdict, sc.Runbook = v, report.RunbookPage(v.Rule)
 	sc.Status = statusOf(Passes(s, v))
 	return &Outcome{Entry: sc}, nil
+}
+
+// Repeat says how many runs a plain scenario is verified with.
+type Repeat int
+
+// RepeatAuto runs once, and only when a latency or Karpenter's usage moved
+// past its gate runs as many more as the test needs to decide at its
+// false-alarm rate (permtest.RunsFor); every other value is the fixed
+// number of runs.
+const RepeatAuto Repeat = 0
+
+// WithRepeat sets how many runs verify a plain scenario (default
+// RepeatAuto).
+func WithRepeat(n Repeat) Option { return func(r *Runner) { r.repeat = n } }
+
+// confirm runs a plain scenario again where its first run, res, cannot be
+// decided alone (RepeatAuto), or up to the fixed number of runs. The first
+// run stays the one attributed: the others only join the test of the
+// per-run metrics.
+func (r *Runner) confirm(ctx context.Context, s *scenario.Scenario, b *fingerprint.Baseline, res *Result) ([]*Result, error) {
+	want := int(r.repeat)
+	if r.repeat == RepeatAuto {
+		rules := diff.RulesFor(s)
+		if !diff.Compare(b, rules, res.Fingerprint).Suspect() {
+			return nil, nil
+		}
+		want = diff.ConfirmRuns(b.Runs, rules)
+		r.progress(fmt.Sprintf("run %s: a latency or Karpenter's usage moved past its gate; %d more run(s) decide whether it is a shift or noise", res.ID, want-1))
+	}
+	var more []*Result
+	for len(more) < want-1 {
+		again, err := r.Run(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		if d := inputs.Diff(res.Inputs, again.Inputs); len(d) > 0 {
+			return nil, fmt.Errorf("run %s applied other inputs than run %s (%s): the confirming runs must repeat the first", again.ID, res.ID, inputs.Summary(d, 3))
+		}
+		more = append(more, again)
+	}
+	return more, nil
 }
 
 // Passes is the one pass rule: a fault scenario passes when the verdict

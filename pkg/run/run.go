@@ -21,6 +21,7 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/observe"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 	"github.com/nodeprint/nodeprint/pkg/supervise"
+	"github.com/nodeprint/nodeprint/pkg/usage"
 )
 
 // KarpenterSwitcher makes Karpenter run with a scenario's catalog and
@@ -44,7 +45,30 @@ type Runner struct {
 	grace      time.Duration
 	// karpenter is recorded in every run's inputs.
 	karpenter inputs.Karpenter
+	// clock is the clock the observer reads latencies from.
+	clock observe.Clock
+	// repeat is how many runs verify a plain scenario.
+	repeat Repeat
+	// tenancy knows which runs held Karpenter when: a run's
+	// Karpenter-wide signals need it to itself. tenancyDir is where the
+	// runs of every process are recorded (WithTenancyDir).
+	tenancy    Tenancy
+	tenancyDir string
+	// syncTimeout, factsTimeout and requestTimeout are
+	// ObserverSyncTimeout, FactsTimeout and RequestTimeout; tests shorten
+	// them.
+	syncTimeout, factsTimeout, requestTimeout time.Duration
 }
+
+// ObserverSyncTimeout bounds the start of a run's observer: its informers
+// list and watch the run's namespace, NodePool, nodes and events, which
+// an answering API server does in well under a second.
+const ObserverSyncTimeout = time.Minute
+
+// FactsTimeout bounds the reads at the end of a run (the NodePool and its
+// node class, each workload's replicas, pod metrics, Karpenter's
+// metrics): a few requests, each answered in milliseconds.
+const FactsTimeout = time.Minute
 
 // Option configures a Runner.
 type Option func(*Runner)
@@ -55,6 +79,11 @@ func WithProgress(f func(string)) Option { return func(r *Runner) { r.progress =
 // WithKarpenter records which Karpenter runs the scenarios in every run's
 // inputs (default: unknown, and a change of Karpenter cannot be told).
 func WithKarpenter(k inputs.Karpenter) Option { return func(r *Runner) { r.karpenter = k } }
+
+// WithClock sets the clock a run's latencies are read from (default
+// observe.ServerClock); the harness sets observe.ReceivedClock for a
+// cluster beside it, whose Karpenter it runs.
+func WithClock(c observe.Clock) Option { return func(r *Runner) { r.clock = c } }
 
 // WithCleanupTimeout bounds how long cleanup waits for Karpenter to remove
 // the run's nodes (default 3 minutes).
@@ -69,16 +98,29 @@ func NewRunner(kubeconfig string, cluster KarpenterSwitcher, opts ...Option) (*R
 	if err != nil {
 		return nil, err
 	}
-	c, err := client.New(cfg, client.Options{Scheme: kube.Scheme})
-	if err != nil {
-		return nil, fmt.Errorf("failed to create a client: %w", err)
-	}
-	r := &Runner{config: cfg, client: c, catalogs: cluster, progress: func(string) {}, cleanup: 3 * time.Minute, grace: 30 * time.Second, sweepQuiet: quietAfterIncident}
+	r := &Runner{config: cfg, catalogs: cluster, progress: func(string) {}, cleanup: 3 * time.Minute, grace: 30 * time.Second, sweepQuiet: quietAfterIncident,
+		syncTimeout: ObserverSyncTimeout, factsTimeout: FactsTimeout, requestTimeout: RequestTimeout}
 	for _, o := range opts {
 		o(r)
 	}
+	if r.tenancyDir != "" {
+		r.tenancy.dir = clusterDir(r.tenancyDir, cfg.Host)
+	}
+	// Every request of the client is bounded: the REST mapper's discovery
+	// takes no context, so without a timeout an API server that accepts
+	// and never answers hangs the first Get of a kind forever. The
+	// observer's informers watch through cfg itself, unbounded.
+	ccfg := rest.CopyConfig(cfg)
+	ccfg.Timeout = r.requestTimeout
+	if r.client, err = client.New(ccfg, client.Options{Scheme: kube.Scheme}); err != nil {
+		return nil, fmt.Errorf("failed to create a client: %w", err)
+	}
 	return r, nil
 }
+
+// RequestTimeout bounds each request of a runner's client (not the
+// observer's watches): a list of a 5,000-pod run takes a second or two.
+const RequestTimeout = 30 * time.Second
 
 // Result is one finished run.
 type Result struct {
@@ -99,6 +141,10 @@ type Result struct {
 	// (zero if it never did): the run's floor at the local clock's
 	// resolution, for the benchmark.
 	Applied, AllReadySeen time.Time
+	// KarpenterMetrics is the URL of Karpenter's Prometheus metrics on the
+	// run's cluster ("" where nodeprint does not know it): what a runbook's
+	// <karpenter-metrics> stands for.
+	KarpenterMetrics string
 }
 
 // NewID names a run after its scenario, with a random suffix.
@@ -111,10 +157,13 @@ func (r *Runner) Run(ctx context.Context, s *scenario.Scenario, opts ...FaultOpt
 	return r.run(ctx, s, hooksOf(opts))
 }
 
-// hooks let the caller act at two moments of a faulted run; nil is none.
+// hooks let the caller act at moments of a run: before a fault is
+// injected, once a faulted run or a run without a fault has settled; nil
+// is none.
 type hooks struct {
 	onInject     func(faults.Injector)
 	whileFaulted func(context.Context, *Result)
+	whileClean   func(context.Context, *Result)
 }
 
 func hooksOf(opts []FaultOption) hooks {
@@ -122,7 +171,7 @@ func hooksOf(opts []FaultOption) hooks {
 	for _, f := range opts {
 		f(o)
 	}
-	return hooks{onInject: o.onInject, whileFaulted: o.whileFaulted}
+	return hooks{onInject: o.onInject, whileFaulted: o.whileFaulted, whileClean: o.whileClean}
 }
 
 // attempt is one run's state as it goes through its steps; undo holds
@@ -143,10 +192,15 @@ type attempt struct {
 	injected   time.Time
 	minObserve time.Duration
 	in         *inputs.Inputs
-	apiBefore  *apiStats
-	applied    time.Time
-	outcome    observe.Outcome
-	undo       []func(context.Context) error
+	meter      *meter
+	// used is Karpenter's usage over the run, once measured.
+	used *usage.Usage
+	// apiAt is when the meter's first sample was read: the start of the
+	// window over which the run's Karpenter-wide signals are read.
+	apiAt   time.Time
+	applied time.Time
+	outcome observe.Outcome
+	undo    []func(context.Context) error
 }
 
 // run goes through the steps of a run: prepare (catalog, objects, a
@@ -157,6 +211,12 @@ type attempt struct {
 // observer stops (cleanup waits on its informers).
 func (r *Runner) run(ctx context.Context, s *scenario.Scenario, h hooks) (res *Result, err error) {
 	a := &attempt{s: s, h: h, id: NewID(s)}
+	// Held until cleanup is done (this defer runs after the rollback's).
+	release, err := r.tenancy.Hold(a.id)
+	if err != nil {
+		r.progress(fmt.Sprintf("run %s: %v: runs of other processes will not know of it", a.id, err))
+	}
+	defer release()
 	if err := r.prepare(ctx, a); err != nil {
 		return nil, err
 	}
@@ -220,15 +280,22 @@ func (r *Runner) observe(ctx context.Context, a *attempt) error {
 	for _, d := range a.objs.Deployments {
 		workloads[d.Name] = ptr.Deref(d.Spec.Replicas, 1)
 	}
-	ob, err := observe.Start(ctx, r.config, observe.Target{Run: a.id, Namespace: a.id, NodePool: a.id, Workloads: workloads})
+	// The watch for incidents first: an API server that stops answering
+	// while the informers sync stops the run, as at any later step.
+	actx, stopAbort := r.abortOnIncident(ctx, a.id, a.since)
+	a.actx = actx
+	a.undo = append(a.undo, func(context.Context) error { stopAbort(); return nil })
+	sctx, cancel := context.WithTimeout(actx, r.syncTimeout)
+	defer cancel()
+	ob, err := observe.Start(sctx, r.config, observe.Target{Run: a.id, Namespace: a.id, NodePool: a.id, OtherNodePools: a.objs.OtherNodePoolNames(), Workloads: workloads, Clock: r.clock})
 	if err != nil {
+		if sctx.Err() == context.DeadlineExceeded {
+			return fmt.Errorf("run %s: the observer's informers did not sync within %s (the API server did not answer their lists and watches): %w", a.id, r.syncTimeout, err)
+		}
 		return err
 	}
 	a.ob = ob
-	a.undo = append(a.undo, func(context.Context) error { ob.Stop(); return nil })
-	actx, stopAbort := r.abortOnIncident(ctx, a.id, a.since)
-	a.actx = actx
-	a.undo = append(a.undo, func(context.Context) error { stopAbort(); return nil }, func(ctx context.Context) error {
+	a.undo = append(a.undo, func(context.Context) error { ob.Stop(); return nil }, func(ctx context.Context) error {
 		cctx, cancel := context.WithTimeout(ctx, r.cleanup)
 		defer cancel()
 		return r.cleanupRun(cctx, a.objs, ob, a.since)
@@ -277,7 +344,7 @@ func (r *Runner) apply(ctx context.Context, a *attempt) (err error) {
 		return err
 	}
 	// Read after the injection: a fault may have restarted Karpenter.
-	a.apiBefore = r.apiStatsNow(ctx)
+	a.meter, a.apiAt = r.startMeter(ctx), time.Now()
 	r.progress(fmt.Sprintf("run %s: applying namespace, node class, NodePool and %d workload(s)", a.id, len(a.objs.Deployments)))
 	a.applied = time.Now()
 	for _, o := range a.objs.All() {
@@ -323,15 +390,27 @@ func (r *Runner) measure(ctx context.Context, a *attempt) (*Result, error) {
 		return nil, fmt.Errorf("run %s: %w", a.id, err)
 	}
 	r.progress(fmt.Sprintf("run %s: %s: %d node(s) %s, $%.4f/h", a.id, a.outcome, fp.Selection.Nodes, fp.Selection.Key(), fp.Selection.HourlyCost))
-	facts := r.facts(ctx, a.objs, a.shapes, a.apiBefore, a.since)
+	a.used = a.meter.stop(ctx)
+	fp.Karpenter = a.used
+	facts, err := r.facts(ctx, a)
+	if err != nil {
+		return nil, err
+	}
+	if len(facts.SharedKarpenter) > 0 && a.used != nil {
+		// Karpenter's counters are process-wide: another run's work is in them.
+		a.used.SharedWith = len(facts.SharedKarpenter)
+	}
 	if facts.Health != "" {
 		// An incident after the settle: the observation may hold it.
 		return nil, &EnvironmentError{Run: a.id, Incidents: r.watch.Since(a.since), Down: r.watch.Down()}
 	}
 	res := &Result{ID: a.id, Observation: snap, Fingerprint: fp, Catalog: a.cat, Facts: facts, Inputs: a.in, Fault: a.inj, Injected: a.injected,
-		Applied: a.applied, AllReadySeen: a.ob.FirstAllReady()}
+		Applied: a.applied, AllReadySeen: a.ob.FirstAllReady(), KarpenterMetrics: r.karpenterMetrics()}
 	if a.h.whileFaulted != nil && a.inj != nil {
 		a.h.whileFaulted(ctx, res)
+	}
+	if a.h.whileClean != nil && a.inj == nil {
+		a.h.whileClean(ctx, res)
 	}
 	return res, nil
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/nodeprint/nodeprint/pkg/attribute"
 	"github.com/nodeprint/nodeprint/pkg/faults"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 )
@@ -25,12 +26,31 @@ func Exclusive(s *scenario.Scenario) bool {
 }
 
 // RunsAlone reports whether a scenario must not share its cluster with
-// other runs: a cluster-wide fault, or a plain scenario verified against a
-// recorded baseline, whose timings were recorded on an otherwise idle
-// cluster (measured: beside three other runs on two cores, cpu-heavy's
-// pod-ready p50 exceeded its limit, a regression of the harness, not of
-// Karpenter). Fault scenarios compare with their own clean run instead.
-func RunsAlone(s *scenario.Scenario) bool { return s.Spec.Fault == nil || Exclusive(s) }
+// other runs: a cluster-wide fault; a fault scenario whose expected rule
+// reads Karpenter-wide signals, which a run that shares Karpenter cannot
+// read (Tenancy); or a plain scenario verified against a recorded
+// baseline, whose timings were recorded on an otherwise idle cluster
+// (measured: beside three other runs on two cores, cpu-heavy's pod-ready
+// p50 exceeded its limit, a regression of the harness, not of Karpenter).
+// Other fault scenarios compare with their own clean run instead.
+func RunsAlone(s *scenario.Scenario) bool {
+	return s.Spec.Fault == nil || Exclusive(s) || expectsKarpenterWide(s)
+}
+
+// expectsKarpenterWide reports whether the rule a fault scenario expects
+// reads a Karpenter-wide signal.
+func expectsKarpenterWide(s *scenario.Scenario) bool {
+	e := s.Spec.Fault.Expect
+	if e == nil || e.Rule == "" {
+		return false
+	}
+	rs, err := attribute.Rules()
+	if err != nil {
+		return false
+	}
+	r, ok := rs.Rule(e.Rule)
+	return ok && r.ReadsKarpenterWide()
+}
 
 // Phases orders scenarios for concurrent runs on one cluster. Scenarios of
 // one catalog and Karpenter's settings run together (switching either

@@ -196,6 +196,12 @@ func (l *Loader) resolvePolicy(s *Scenario, add func(field, msg string, args ...
 		add("spec.policy", "set nodePoolRef (a file in fixtures/nodepools/), nodePoolFile (a NodePool manifest, relative to the scenario) or an inline nodePool")
 	case p.NodePoolName != "" && p.NodePoolFile == "":
 		add("spec.policy.nodePoolName", "picks a NodePool of nodePoolFile; set nodePoolFile")
+	case p.AllNodePools && p.NodePoolFile == "":
+		add("spec.policy.allNodePools", "applies every NodePool of nodePoolFile; set nodePoolFile")
+	case p.AllNodePools && p.NodePoolName == "":
+		add("spec.policy.allNodePools", "name the run's own NodePool (the one a fault and the facts read) with nodePoolName")
+	case p.AllNodePools:
+		l.resolveAllNodePools(s, add)
 	case p.NodePoolRef != "":
 		if len(validation.IsDNS1123Label(p.NodePoolRef)) > 0 {
 			add("spec.policy.nodePoolRef", "%q is not a valid reference", p.NodePoolRef)
@@ -217,6 +223,44 @@ func (l *Loader) resolvePolicy(s *Scenario, add func(field, msg string, args ...
 	default:
 		s.NodePool = &karpv1.NodePool{Spec: *p.NodePool}
 	}
+}
+
+// resolveAllNodePools reads every NodePool of nodePoolFile: the one
+// nodePoolName names is the run's own, the others are applied beside it.
+func (l *Loader) resolveAllNodePools(s *Scenario, add func(field, msg string, args ...any)) {
+	p := s.Spec.Policy
+	if s.Spec.Fault != nil {
+		add("spec.policy.allNodePools", "a fault scenario runs under one NodePool (a fault binds to it); leave allNodePools out")
+		return
+	}
+	pools, notes, err := loadNodePools(relativeTo(s.Path, p.NodePoolFile))
+	if err != nil {
+		add("spec.policy.nodePoolFile", "%v", err)
+		return
+	}
+	// The run names another NodePool <run>-<name>, and Karpenter names its
+	// NodeClaims and KWOK its nodes <NodePool>-<5 characters>: a node's
+	// name is its kubernetes.io/hostname label, at most 63 characters.
+	longest := 63 - len(s.Metadata.Name) - len("-xxxxx") - 1 - len("-xxxxx")
+	for _, np := range pools {
+		switch {
+		case np.Name == p.NodePoolName:
+			s.NodePool = np
+		default:
+			if len(np.Name) > longest {
+				add("spec.policy.nodePoolFile", "NodePool %q: a run names it <run>-%s and its nodes <run>-%s-xxxxx, longer than the 63 characters of a hostname label: shorten it to %d characters or the scenario's name", np.Name, np.Name, np.Name, max(longest, 0))
+			}
+			s.OtherNodePools = append(s.OtherNodePools, np)
+		}
+	}
+	if s.NodePool == nil {
+		add("spec.policy.nodePoolName", "%s holds no NodePool called %q", p.NodePoolFile, p.NodePoolName)
+		return
+	}
+	if len(s.OtherNodePools) == 0 {
+		add("spec.policy.allNodePools", "%s holds one NodePool: leave allNodePools out", p.NodePoolFile)
+	}
+	s.Notes = append(s.Notes, notes...)
 }
 
 // resolveWorkloads fills the workloads that name a manifest from it; such
@@ -289,9 +333,13 @@ func (l *Loader) validate(s *Scenario, unresolved map[int]bool, add func(field, 
 		}
 	}
 	validateWorkloads(s.Spec.Workloads, unresolved, add)
+	validateNodePoolSelectors(s, unresolved, add)
 	validateKarpenter(s.Spec.Karpenter, add)
 	if s.Spec.Baseline.Runs < 1 || s.Spec.Baseline.Runs > 50 {
 		add("spec.baseline.runs", "%d is out of range 1..50", s.Spec.Baseline.Runs)
+	}
+	if a := s.Spec.Baseline.FalseAlarm; a < 0 || a > 0.2 {
+		add("spec.baseline.falseAlarm", "%g is out of range: a share of verifications from 0.001 to 0.2 (default 0.01), or leave it out", a)
 	}
 	if t := s.Spec.Baseline.Tolerances; t.CostPercent < 0 || t.CostPercent > 100 || t.Nodes < 0 {
 		add("spec.baseline.tolerances", "costPercent must be within 0..100 and nodes non-negative")
@@ -352,6 +400,53 @@ func validateWorkloads(ws []Workload, unresolved map[int]bool, add func(field, m
 			}
 		}
 	}
+}
+
+// validateNodePoolSelectors refuses a workload that selects a NodePool by
+// name (karpenter.sh/nodepool, in its node selector or a required node
+// affinity) that the scenario does not apply: each run renames its
+// NodePools, and Build rewrites only the names it knows.
+func validateNodePoolSelectors(s *Scenario, unresolved map[int]bool, add func(field, msg string, args ...any)) {
+	known := s.NodePoolNames()
+	check := func(field, value string) {
+		if _, ok := known[value]; !ok {
+			add(field, "selects NodePool %q, which the scenario does not apply (it applies: %s)", value, strings.Join(sortedKeys(known), ", "))
+		}
+	}
+	for i, w := range s.Spec.Workloads {
+		if unresolved[i] {
+			continue
+		}
+		f := fmt.Sprintf("spec.workloads[%d]", i)
+		if v, ok := w.NodeSelector[karpv1.NodePoolLabelKey]; ok {
+			check(f+".nodeSelector."+karpv1.NodePoolLabelKey, v)
+		}
+		if w.Affinity == nil || w.Affinity.NodeAffinity == nil || w.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+			continue
+		}
+		for j, term := range w.Affinity.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+			for k, e := range term.MatchExpressions {
+				if e.Key != karpv1.NodePoolLabelKey {
+					continue
+				}
+				for _, v := range e.Values {
+					check(fmt.Sprintf("%s.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[%d].matchExpressions[%d]", f, j, k), v)
+				}
+			}
+		}
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	if len(out) == 0 {
+		return []string{"none by name: an inline NodePool has none"}
+	}
+	return out
 }
 
 // checkLimits refuses a limit below its request.

@@ -28,6 +28,50 @@ func loadNodePoolFile(path, name string) (*karpv1.NodePool, []string, error) {
 	return np, nodeClassNotes(docs, np), nil
 }
 
+// loadNodePools reads every NodePool of a manifest, sorted by name, and
+// refuses two of one name (the API server would keep the last).
+func loadNodePools(path string) ([]*karpv1.NodePool, []string, error) {
+	docs, err := readManifest(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []*karpv1.NodePool
+	var notes []string
+	seen := map[string]bool{}
+	for _, d := range docs {
+		if d.Kind != "NodePool" || d.APIVersion != "karpenter.sh/v1" {
+			continue
+		}
+		np := &karpv1.NodePool{}
+		if err := d.decode(path, np); err != nil {
+			return nil, nil, err
+		}
+		if seen[np.Name] {
+			return nil, nil, fmt.Errorf("%s holds two NodePools called %q", path, np.Name)
+		}
+		seen[np.Name] = true
+		out = append(out, np)
+		notes = append(notes, nodeClassNotes(docs, np)...)
+	}
+	if len(out) == 0 {
+		return nil, nil, fmt.Errorf("%s holds no karpenter.sh/v1 NodePool (it holds: %s)", path, listDocs(docs))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, dedupe(notes), nil
+}
+
+func dedupe(s []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, v := range s {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
 // nodeClassNotes says what becomes of the node class the NodePool names:
 // on KWOK every run gets a KWOKNodeClass of its own, and none of an
 // EC2NodeClass's fields (AMIs, subnets, security groups, the role, user

@@ -25,7 +25,10 @@ const (
 // Defaults applied by Load.
 const (
 	DefaultCatalog = "kwok-generic"
-	DefaultRuns    = 5
+	// DefaultRuns is ten because verification tests a run's latencies
+	// against the recorded runs at a 1% false-alarm rate: ten let three
+	// runs decide (1/C(13,3) = 0.35%); five would need five.
+	DefaultRuns = 10
 	// DefaultQuietPeriod is short because settling is proved by state, not
 	// guessed from silence: once every pod is Ready and every NodeClaim
 	// initialised, Karpenter's provisioner has nothing left to do, and the
@@ -48,6 +51,9 @@ type Scenario struct {
 	Path string `json:"-"`
 	// NodePool is the resolved policy: the referenced fixture or the inline spec.
 	NodePool *karpv1.NodePool `json:"-"`
+	// OtherNodePools are, with policy.allNodePools, the other NodePools of
+	// nodePoolFile, sorted by name; each run applies them beside NodePool.
+	OtherNodePools []*karpv1.NodePool `json:"-"`
 	// CatalogPath is the resolved catalog file.
 	CatalogPath string `json:"-"`
 	// Notes say what of the manifests the scenario names does not carry
@@ -142,6 +148,12 @@ type Policy struct {
 	// EC2NodeClass, several NodePools: NodePoolName picks one).
 	NodePoolFile string `json:"nodePoolFile,omitempty"`
 	NodePoolName string `json:"nodePoolName,omitempty"`
+	// AllNodePools applies every NodePool of nodePoolFile in each run, not
+	// only NodePoolName's, which stays the run's own (the one a fault and
+	// the facts read): Karpenter weighs a cluster's NodePools against each
+	// other and takes the topology domains of a spread from all of them,
+	// and its cost grows with their number (kubernetes-sigs/karpenter#2954).
+	AllNodePools bool `json:"allNodePools,omitempty"`
 	// NodePool is an inline NodePool spec.
 	NodePool *karpv1.NodePoolSpec `json:"nodePool,omitempty"`
 	// NodeClass configures the run's KWOKNodeClass.
@@ -199,8 +211,12 @@ type HPA struct {
 
 // Baseline says how a baseline is recorded and verified.
 type Baseline struct {
-	// Runs is how many runs a baseline is recorded from (default 5).
-	Runs       int        `json:"runs,omitempty"`
+	// Runs is how many runs a baseline is recorded from (default 10).
+	Runs int `json:"runs,omitempty"`
+	// FalseAlarm is the share of verifications of an unchanged stack that
+	// may fail on latencies or Karpenter's usage (default 0.01; see
+	// docs/scenarios.md, "How timings are verified").
+	FalseAlarm float64    `json:"falseAlarm,omitempty"`
 	Tolerances Tolerances `json:"tolerances,omitempty"`
 }
 
@@ -283,6 +299,20 @@ func (e *durationError) Error() string {
 // UserMessage is the message to show (strictyaml.UserError).
 func (e *durationError) UserMessage() string { return e.Error() }
 
+// NodePoolNames maps the names of the NodePools a run applies, as the
+// scenario's files call them, to their index: 0 for the run's own, i+1 for
+// OtherNodePools[i]. An inline NodePool has no name.
+func (s *Scenario) NodePoolNames() map[string]int {
+	out := map[string]int{}
+	if s.NodePool != nil && s.NodePool.Name != "" {
+		out[s.NodePool.Name] = 0
+	}
+	for i, np := range s.OtherNodePools {
+		out[np.Name] = i + 1
+	}
+	return out
+}
+
 // TotalReplicas is the sum of the workloads' initial replicas.
 func (s *Scenario) TotalReplicas() int {
 	n := 0
@@ -297,8 +327,11 @@ func (s *Scenario) TotalReplicas() int {
 // over zones). Otherwise which zone a node lands in is a price tie-break
 // in the KWOK catalogs, and the number of zones is noise.
 func (s *Scenario) ZonesMatter() bool {
-	if s.NodePool != nil {
-		for _, r := range s.NodePool.Spec.Template.Spec.Requirements {
+	for _, np := range append([]*karpv1.NodePool{s.NodePool}, s.OtherNodePools...) {
+		if np == nil {
+			continue
+		}
+		for _, r := range np.Spec.Template.Spec.Requirements {
 			if r.Key == corev1.LabelTopologyZone {
 				return true
 			}

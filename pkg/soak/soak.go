@@ -1,8 +1,10 @@
 // Package soak compares repetitions of the same suites: every scenario
-// that failed in any repetition, and every scenario whose outcome (its
-// status, verdict and deciding rule) was not the same in all of them. A
-// harness whose verdicts change from one repetition to the next, on the
-// same code and inputs, flakes; the target is none of either.
+// that failed in any repetition, every scenario whose outcome (its
+// status, verdict and deciding rule) was not the same in all of them, and
+// every repetition that went wrong outside the scenarios' rows (go test
+// failed, a suite wrote no report, a suite failed in no row). A harness
+// whose verdicts change from one repetition to the next, on the same code
+// and inputs, flakes; the target is none of any.
 package soak
 
 import (
@@ -14,8 +16,25 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/report"
 )
 
-// Repetition is one run of the suites: each suite's report by suite name.
-type Repetition map[string]*report.Report
+// Repetition is one run of the suites.
+type Repetition struct {
+	// Reports are each suite's report, by suite name.
+	Reports map[string]*report.Report `json:"-"`
+	// Suites are the suites the repetition ran, by name: each must have
+	// written a report.
+	Suites []string `json:"suites"`
+	// GoTest is why go test failed ("" when it passed): whatever the
+	// reports say, a failed go test is a failed repetition.
+	GoTest string `json:"goTest,omitempty"`
+}
+
+// Problem is something that went wrong in a repetition outside the
+// scenarios' rows.
+type Problem struct {
+	Repetition int    `json:"repetition"`
+	Suite      string `json:"suite,omitempty"`
+	What       string `json:"what"`
+}
 
 // Failure is a scenario that did not pass in one repetition.
 type Failure struct {
@@ -41,10 +60,44 @@ type Summary struct {
 	Scenarios   int       `json:"scenarios"`
 	Failures    []Failure `json:"failures"`
 	Changes     []Change  `json:"changes"`
+	Problems    []Problem `json:"problems"`
 }
 
-// Clean reports whether nothing failed and nothing changed.
-func (s *Summary) Clean() bool { return len(s.Failures) == 0 && len(s.Changes) == 0 }
+// Clean reports whether nothing failed, nothing changed and no repetition
+// went wrong.
+func (s *Summary) Clean() bool {
+	return len(s.Failures) == 0 && len(s.Changes) == 0 && len(s.Problems) == 0
+}
+
+// problems are what went wrong in repetition i (1-based) outside the rows:
+// go test failed; a suite wrote no report; a suite's report says it failed
+// (its exit code) while none of its rows did, so a spec failed without
+// recording one.
+func problems(i int, rep Repetition) []Problem {
+	var out []Problem
+	if rep.GoTest != "" {
+		out = append(out, Problem{Repetition: i, What: "go test failed: " + firstLine(rep.GoTest)})
+	}
+	for _, suite := range rep.Suites {
+		r, ok := rep.Reports[suite]
+		if !ok || r == nil {
+			out = append(out, Problem{Repetition: i, Suite: suite, What: "the suite wrote no report"})
+			continue
+		}
+		if r.Summary.ExitCode == 0 {
+			continue
+		}
+		failedRow := false
+		for _, sc := range r.Scenarios {
+			failedRow = failedRow || sc.Status != report.Passed
+		}
+		if !failedRow {
+			out = append(out, Problem{Repetition: i, Suite: suite,
+				What: fmt.Sprintf("the suite failed (exit code %d) but none of its %d row(s) did: a spec failed without recording a scenario", r.Summary.ExitCode, len(r.Scenarios))})
+		}
+	}
+	return out
+}
 
 // Missing is the outcome of a scenario a repetition has no result for
 // (its suite did not run or stopped before it).
@@ -66,12 +119,13 @@ func Outcome(s *report.Scenario) string {
 
 // Compare compares the repetitions, in order.
 func Compare(reps []Repetition) *Summary {
-	sum := &Summary{Repetitions: len(reps), Failures: []Failure{}, Changes: []Change{}}
+	sum := &Summary{Repetitions: len(reps), Failures: []Failure{}, Changes: []Change{}, Problems: []Problem{}}
 	type key struct{ suite, scenario string }
 	outcomes := map[key][]string{}
 	var keys []key
 	for i, rep := range reps {
-		for suite, r := range rep {
+		sum.Problems = append(sum.Problems, problems(i+1, rep)...)
+		for suite, r := range rep.Reports {
 			for j := range r.Scenarios {
 				sc := &r.Scenarios[j]
 				k := key{suite, sc.Name}
@@ -139,7 +193,14 @@ func firstLine(s string) string {
 func (s *Summary) Write(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Soak: %d repetition(s) of %d scenario(s)\n\n", s.Repetitions, s.Scenarios)
-	fmt.Fprintf(&b, "- failures: %d (target 0)\n- changed outcomes: %d (target 0)\n", len(s.Failures), len(s.Changes))
+	fmt.Fprintf(&b, "- failures: %d (target 0)\n- changed outcomes: %d (target 0)\n- repetitions that went wrong outside the rows: %d (target 0)\n",
+		len(s.Failures), len(s.Changes), len(s.Problems))
+	if len(s.Problems) > 0 {
+		b.WriteString("\n## Repetitions that went wrong\n\n| repetition | suite | what |\n| --- | --- | --- |\n")
+		for _, p := range s.Problems {
+			fmt.Fprintf(&b, "| %d | %s | %s |\n", p.Repetition, p.Suite, strings.ReplaceAll(p.What, "|", "\\|"))
+		}
+	}
 	if len(s.Failures) > 0 {
 		b.WriteString("\n## Failures\n\n| repetition | suite | scenario | outcome | why |\n| --- | --- | --- | --- | --- |\n")
 		for _, f := range s.Failures {

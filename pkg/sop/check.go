@@ -5,15 +5,17 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/nodeprint/nodeprint/pkg/layer"
+	"maps"
 	"os"
 	"os/exec"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/nodeprint/nodeprint/pkg/attribute"
+	"github.com/nodeprint/nodeprint/pkg/layer"
 	"github.com/nodeprint/nodeprint/pkg/observe"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 )
@@ -23,13 +25,31 @@ type Vars struct {
 	Namespace string
 	NodePool  string
 	Node      string
+	// KarpenterMetrics is the URL of Karpenter's Prometheus metrics.
+	KarpenterMetrics string
+}
+
+// A placeholder's value goes into a command an engineer pastes into a
+// shell, so it must match its kind of value and nothing a shell reads.
+type placeholderDef struct {
+	value func(Vars) string
+	safe  *regexp.Regexp
+	what  string
+	// unknown, when set, is the error for an empty value.
+	unknown string
 }
 
 var (
-	placeholder = regexp.MustCompile(`<(namespace|nodepool|node)>`)
-	// A placeholder's value goes into a command an engineer pastes into a
-	// shell, so it must be a Kubernetes name and nothing a shell reads.
-	safeValue = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`)
+	kubeName     = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`)
+	placeholders = map[string]placeholderDef{
+		"<namespace>": {value: func(v Vars) string { return v.Namespace }, safe: kubeName, what: "a Kubernetes name"},
+		"<nodepool>":  {value: func(v Vars) string { return v.NodePool }, safe: kubeName, what: "a Kubernetes name"},
+		"<node>":      {value: func(v Vars) string { return v.Node }, safe: kubeName, what: "a Kubernetes name"},
+		"<karpenter-metrics>": {value: func(v Vars) string { return v.KarpenterMetrics },
+			safe: regexp.MustCompile(`^https?://[A-Za-z0-9.-]+(:[0-9]+)?(/[A-Za-z0-9._/-]*)?$`), what: "a plain http URL",
+			unknown: "the cluster's Karpenter metrics URL is not known"},
+	}
+	placeholder = regexp.MustCompile(strings.Join(slices.Sorted(maps.Keys(placeholders)), "|"))
 )
 
 // Expand fills in a command's placeholders.
@@ -47,9 +67,13 @@ func ExpandShows(pattern string, v Vars) (string, error) {
 func expand(s string, v Vars, quote func(string) string) (string, error) {
 	var errs []error
 	out := placeholder.ReplaceAllStringFunc(s, func(p string) string {
-		val := map[string]string{"<namespace>": v.Namespace, "<nodepool>": v.NodePool, "<node>": v.Node}[p]
-		if !safeValue.MatchString(val) {
-			errs = append(errs, fmt.Errorf("placeholder %s: %q is not a Kubernetes name", p, val))
+		def := placeholders[p]
+		val := def.value(v)
+		switch {
+		case val == "" && def.unknown != "":
+			errs = append(errs, fmt.Errorf("placeholder %s: %s", p, def.unknown))
+		case !def.safe.MatchString(val):
+			errs = append(errs, fmt.Errorf("placeholder %s: %q is not %s", p, val, def.what))
 		}
 		return quote(val)
 	})
@@ -88,19 +112,28 @@ type CheckResult struct {
 	Ran     string
 	// Shows is the pattern the runbook says the output shows ("" when it
 	// names none).
-	Shows  string
+	Shows string
+	// Clean says the command ran on a run without the fault (OnClean):
+	// its evidence pattern must not show there.
+	Clean  bool
 	Stdout string
 	Stderr string
 	Err    error
 }
 
 // Problem says what is wrong with the result, or "" when the command
-// succeeded and its output shows what the runbook says.
+// succeeded and its output shows what the runbook says: with the fault,
+// the pattern; on a clean run, not the pattern (one a healthy cluster
+// matches cannot tell the fault from it).
 func (c CheckResult) Problem() string {
+	matched := c.Shows != "" && regexp.MustCompile(c.Shows).MatchString(c.Stdout)
 	switch {
 	case c.Err != nil:
 		return fmt.Sprintf("%s: %s failed: %v\nstderr: %s", c.Rule, c.Ran, c.Err, strings.TrimSpace(c.Stderr))
-	case c.Shows != "" && !regexp.MustCompile(c.Shows).MatchString(c.Stdout):
+	case c.Clean && matched:
+		return fmt.Sprintf("%s: the output of %s on the clean run (no fault) shows /%s/ too: the pattern cannot tell the fault from a healthy cluster; "+
+			"make it one only the fault produces, or mark the check context in rules.yaml:\n%s", c.Rule, c.Ran, c.Shows, c.Stdout)
+	case !c.Clean && c.Shows != "" && !matched:
 		return fmt.Sprintf("%s: the output of %s does not show /%s/:\n%s", c.Rule, c.Ran, c.Shows, c.Stdout)
 	}
 	return ""
@@ -111,6 +144,7 @@ type checkOptions struct {
 	binDir     string
 	timeout    time.Duration
 	noSymptom  bool
+	clean      bool
 	// settle bounds the re-runs of a command whose answer is transient,
 	// retry is the pause between them.
 	settle, retry time.Duration
@@ -146,6 +180,11 @@ func WithTransientRetry(settle, retry time.Duration) CheckOption {
 // pattern the running fault does not reproduce.
 func WithoutSymptom() CheckOption { return func(o *checkOptions) { o.noSymptom = true } }
 
+// OnClean runs only the rule's evidence checks (attribute.Check.Evidence),
+// on a run without the fault, and expects their patterns not to show: the
+// other half of telling the pattern from a healthy cluster.
+func OnClean() CheckOption { return func(o *checkOptions) { o.clean = true } }
+
 // RunChecks runs a rule's commands as an engineer would paste them into
 // bash (with pipefail, so that a failing kubectl before a pipe counts).
 func RunChecks(ctx context.Context, r *attribute.Rule, v Vars, opts ...CheckOption) []CheckResult {
@@ -162,7 +201,10 @@ func RunChecks(ctx context.Context, r *attribute.Rule, v Vars, opts ...CheckOpti
 	}
 	var out []CheckResult
 	for _, c := range r.Checks {
-		res := CheckResult{Rule: r.ID, Command: c.Command, Shows: c.Shows}
+		if o.clean && !c.Evidence() {
+			continue
+		}
+		res := CheckResult{Rule: r.ID, Command: c.Command, Shows: c.Shows, Clean: o.clean}
 		if o.noSymptom {
 			res.Shows = ""
 		}

@@ -11,5 +11,7 @@ var CompareRule = &attribute.Rule{
 		Command: "kubectl get nodeclaims -l karpenter.sh/nodepool=<nodepool>",
 		Why:     attribute.Text{En: "what Karpenter launched: instance type, capacity type and zone per NodeClaim", Zh: "Karpenter 创建了什么：每个 NodeClaim 的实例类型、容量类型与可用区"},
 		Shows:   "TYPE +CAPACITY +ZONE",
+		// A header: it says the command answered, not what changed.
+		Context: true,
 	}},
 }

@@ -1,13 +1,16 @@
 package sop
 
 import (
+	"cmp"
 	"fmt"
-	"github.com/nodeprint/nodeprint/pkg/layer"
 	"math"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/nodeprint/nodeprint/pkg/layer"
+	"github.com/nodeprint/nodeprint/pkg/observe"
 
 	"github.com/nodeprint/nodeprint/pkg/attribute"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
@@ -26,7 +29,10 @@ type site struct {
 
 type condView struct{ Signal, Cond, Help string }
 
-type checkView struct{ Why, Command, Shows string }
+type checkView struct {
+	Why, Command, Shows string
+	Context             bool
+}
 
 type moveView struct {
 	Field, Clean, Faulted, Change string
@@ -70,7 +76,7 @@ type faultRecord struct{ Scenario, Rule string }
 
 type signalView struct{ ID, Help string }
 
-type rangeView struct{ Measure, Median, Seen, Limit string }
+type rangeView struct{ Measure, Median, Seen string }
 
 type selectionView struct{ Instances, Nodes, Cost, SeenIn string }
 
@@ -85,6 +91,8 @@ type baselineView struct {
 	Accepted []string
 	// First are the index's columns.
 	FirstSelection, FirstCost, PodReadyP50 string
+	// Clock says which clock the latencies were read from.
+	Clock string
 }
 
 func newSite(in *Input, lang string) *site {
@@ -115,7 +123,7 @@ func newSite(in *Input, lang string) *site {
 			v.Conditions = append(v.Conditions, condView{Signal: c.Signal, Cond: opSymbol(c.Op) + " " + num(c.Value), Help: help[c.Signal]})
 		}
 		for _, c := range r.Checks {
-			v.Checks = append(v.Checks, checkView{Why: c.Why.In(lang), Command: c.Command, Shows: c.Shows})
+			v.Checks = append(v.Checks, checkView{Why: c.Why.In(lang), Command: c.Command, Shows: c.Shows, Context: c.Context})
 		}
 		recorded := map[string]bool{}
 		for _, a := range byRule[r.ID] {
@@ -235,10 +243,7 @@ func (s *site) baseline(b *fingerprint.Baseline, sc *scenario.Scenario) baseline
 	if sc != nil {
 		v.Description = sc.Metadata.Description
 		v.ScenarioPath = s.path(sc.Path)
-		v.NodePool = sc.Spec.Policy.NodePoolRef
-		if v.NodePool == "" {
-			v.NodePool = "inline"
-		}
+		v.NodePool = nodePoolOf(sc.Spec.Policy)
 		var ws []string
 		for _, w := range sc.Spec.Workloads {
 			ws = append(ws, fmt.Sprintf("%s: %d × (%s)", w.Name, w.Replicas, quantities(w.Requests)))
@@ -282,8 +287,9 @@ func (s *site) baseline(b *fingerprint.Baseline, sc *scenario.Scenario) baseline
 		if len(t.s.Values) > 0 {
 			seen = span(lo, hi, "s")
 		}
-		v.Latency = append(v.Latency, rangeView{Measure: msg(l, t.key), Median: unit(t.s.Median, "s"), Seen: seen, Limit: unit(t.s.Limit, "s")})
+		v.Latency = append(v.Latency, rangeView{Measure: msg(l, t.key), Median: unit(t.s.Median, "s"), Seen: seen})
 	}
+	v.Clock = msg(l, "clock-"+string(cmp.Or(b.Timing.Clock, observe.ServerClock)))
 	v.PodReadyP50 = unit(b.Timing.PodReadyP50.Median, "s")
 	o := b.Outcomes
 	v.Outcomes = fmt.Sprintf(msg(l, "outcomesLine"), o.Running, o.Pending, o.Restarting, o.OOMKilled)
@@ -407,4 +413,22 @@ func (s *site) Escalations() []layerEscalation {
 		out = append(out, e)
 	}
 	return out
+}
+
+// nodePoolOf says where a scenario's NodePool comes from: a fixture's
+// name, a team's file (with the NodePool taken, and how many are applied
+// beside it), or inline.
+func nodePoolOf(p scenario.Policy) string {
+	switch {
+	case p.NodePoolRef != "":
+		return p.NodePoolRef
+	case p.NodePoolFile == "":
+		return "inline"
+	case p.AllNodePools:
+		return p.NodePoolName + " of " + p.NodePoolFile + ", with every other NodePool of the file"
+	case p.NodePoolName != "":
+		return p.NodePoolName + " of " + p.NodePoolFile
+	default:
+		return p.NodePoolFile
+	}
 }

@@ -106,7 +106,9 @@ var templates = map[string]string{
    ` + "```sh" + `
    {{$c.Command}}
    ` + "```" + `
-{{if $c.Shows}}
+{{if $c.Context}}
+   {{t "context"}}{{if $c.Shows}} {{t "contextShows"}}{{colon}}{{code $c.Shows}}{{end}}
+{{else if $c.Shows}}
    {{t "lookFor"}}{{colon}}{{code $c.Shows}}
 {{end}}
 {{end}}
@@ -162,9 +164,11 @@ var templates = map[string]string{
 
 {{t "latencyIntro"}}
 
-| {{t "measure"}} | {{t "median"}} | {{t "seen"}} | {{t "limit"}} |
-|---|---|---|---|
-{{range .Latency}}| {{.Measure}} | {{.Median}} | {{.Seen}} | {{.Limit}} |
+{{.Clock}}
+
+| {{t "measure"}} | {{t "median"}} | {{t "seen"}} |
+|---|---|---|
+{{range .Latency}}| {{.Measure}} | {{.Median}} | {{.Seen}} |
 {{end}}
 ## {{t "outcomes"}}
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
+	"github.com/nodeprint/nodeprint/pkg/sensitivity"
 	"github.com/nodeprint/nodeprint/suites/internal/environment"
 )
 
@@ -22,3 +23,14 @@ var _ = DescribeTable("the committed baseline",
 	},
 	environment.ScenarioEntries(repo.Layout.Scenarios, SpecTimeout(45*time.Minute)),
 )
+
+// The smoke of make sensitivity: a known slowdown is caught by verify's
+// default (one run, then the runs the statistical test needs), on the
+// latency it slowed. make sensitivity measures how often, for smaller ones.
+var _ = Describe("a slowdown", Serial, Label("sensitivity:smoke"), func() {
+	It("of pod-ready, 2x through KWOK's pod-ready stage, fails web-service's verification", func(ctx SpecContext) {
+		s, err := environment.LoadScenario("web-service")
+		Expect(err).NotTo(HaveOccurred())
+		env.ExpectSlowdownCaught(ctx, s, sensitivity.PodReady, 2)
+	}, SpecTimeout(10*time.Minute))
+})

@@ -16,7 +16,7 @@ var _ = DescribeTable("fault attribution",
 	func(ctx SpecContext, s *scenario.Scenario, loadErr error) {
 		Expect(loadErr).NotTo(HaveOccurred())
 		var checks []sop.CheckResult
-		res := env.ExpectAttributed(ctx, s, env.RunbookChecks(s, &checks))
+		res := env.ExpectAttributed(ctx, s, env.RunbookChecks(s, &checks)...)
 		env.ExpectRunbookChecksShowSymptoms(s, checks)
 		if *updateFingerprints {
 			env.RecordAnomaly(res)

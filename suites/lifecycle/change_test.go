@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+
 	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
 	. "github.com/onsi/gomega"    //nolint:revive,staticcheck
 )
@@ -24,7 +26,7 @@ var _ = Describe("nodeprint run after a change nobody scripted", Label("suite:li
 
 		By("recording the baseline, with its inputs")
 		cli.ExpectRun(ctx, 0, "record", scenario, "--runs", "2", "--cluster", name, "--fingerprints", fps)
-		Expect(os.ReadFile(filepath.Join(fps, "web-service.yaml"))).To(And(ContainSubstring("schemaVersion: 2"), ContainSubstring("inputs:")))
+		Expect(os.ReadFile(filepath.Join(fps, "web-service.yaml"))).To(And(ContainSubstring(fmt.Sprintf("schemaVersion: %d\n", fingerprint.SchemaVersion)), ContainSubstring("inputs:")))
 		By("adding a run to it keeps the two recorded ones")
 		cli.ExpectRun(ctx, 0, "record", scenario, "--add", "--runs", "1", "--cluster", name, "--fingerprints", fps)
 		Expect(os.ReadFile(filepath.Join(fps, "web-service.yaml"))).To(MatchRegexp(`(?m)^runs: 3$`))

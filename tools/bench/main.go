@@ -395,7 +395,7 @@ func pipeline(ctx context.Context, rep *bench.Report, observation string) error 
 		return err
 	}
 	g := "pipeline-5000"
-	note := fmt.Sprintf("fingerprint + diff + attribution on %s of 5,000 pods, %d iterations (go test -bench BenchmarkPipeline ./pkg/run)", which, r.n)
+	note := fmt.Sprintf("fingerprint + fit + diff + attribution with every signal computed, on %s of 5,000 pods, %d iterations (go test -bench BenchmarkPipeline ./pkg/run)", which, r.n)
 	rep.Add(g, "time per operation", r.nsPerOp/1e6, "ms", note)
 	rep.Add(g, "allocations per operation", r.allocsPerOp, "allocs", "")
 	rep.Add(g, "bytes per operation", r.bytesPerOp/1e6, "MB", "")

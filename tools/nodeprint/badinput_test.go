@@ -5,6 +5,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -132,7 +134,7 @@ func TestBadInputTable(t *testing.T) {
 		{"catalog: impossible quantity", []file{{"fixtures/catalogs/broken.json", `[{"name": "a", "resources": {"cpu": "lots"}, "offerings": [{"Price": 1, "Available": true, "Requirements": []}]}]`}, {"S", catalogScenario}}, nil, []string{"broken.json", "[0].resources.cpu: \"lots\" is not a quantity"}},
 		{"catalog: not JSON", []file{{"fixtures/catalogs/broken.json", `[{"name": `}, {"S", catalogScenario}}, nil, []string{"broken.json", "not valid JSON"}},
 		{"fingerprint: unknown field", []file{{"fingerprints/web-service.yaml", fingerprintWith("runs: ", "runz: 1\nruns: ")}, {"S", goodScenario}}, []string{"verify", "S"}, []string{"fingerprints/web-service.yaml:", "runz: unknown field"}},
-		{"fingerprint: schema version from the future", []file{{"fingerprints/web-service.yaml", fingerprintWith("schemaVersion: 2", "schemaVersion: 9")}, {"S", goodScenario}}, []string{"verify", "S"}, []string{"fingerprints/web-service.yaml:", "schemaVersion: 9, this nodeprint reads 1 to 2"}},
+		{"fingerprint: schema version from the future", []file{{"fingerprints/web-service.yaml", fingerprintWith("schemaVersion: 3", "schemaVersion: 9")}, {"S", goodScenario}}, []string{"verify", "S"}, []string{"fingerprints/web-service.yaml:", "schemaVersion: 9, this nodeprint reads 1 to 3"}},
 		{"fingerprint: wrong type", []file{{"fingerprints/web-service.yaml", fingerprintWith("runs: ", "runs: many\nx: ")}, {"S", goodScenario}}, []string{"verify", "S"}, []string{"fingerprints/web-service.yaml", "wrong type"}},
 		{"fingerprint: non-UTF-8", []file{{"fingerprints/web-service.yaml", "scenario: \xff\n"}, {"S", goodScenario}}, []string{"verify", "S"}, []string{"fingerprints/web-service.yaml: file is not valid UTF-8"}},
 		{"fingerprint: YAML bomb", []file{{"fingerprints/web-service.yaml", yamlBomb()}, {"S", goodScenario}}, []string{"verify", "S"}, []string{"fingerprints/web-service.yaml", "not valid YAML"}},
@@ -157,6 +159,14 @@ func TestBadInputTable(t *testing.T) {
 	}
 	if len(cases) < 25 {
 		t.Fatalf("the issue asks for at least 25 malformed inputs, the table has %d", len(cases))
+	}
+	// docs/cluster.md says how many: it must be this table's.
+	doc, err := os.ReadFile("../../docs/cluster.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := regexp.MustCompile(`badinput_test.go` + "`" + ` drives (\d+) malformed inputs`).FindSubmatch(doc); m == nil || string(m[1]) != strconv.Itoa(len(cases)) {
+		t.Errorf("docs/cluster.md gives the bad-input count as %q; the table has %d", m, len(cases))
 	}
 	before, _ := os.ReadDir("../../.work/clusters")
 	for _, c := range cases {

@@ -178,6 +178,8 @@ func TestRunAndExplainFlags(t *testing.T) {
 		{[]string{"run", "web-service", "--shard", "x"}, "want I/N"},
 		{[]string{"run", "web-service", "--parallel", "0"}, "out of range"},
 		{[]string{"run", "web-service", "--parallel", "99"}, "out of range"},
+		{[]string{"verify", "web-service", "--repeat", "0"}, "want auto, or a number of runs from 1 to 20"},
+		{[]string{"verify", "web-service", "--repeat", "often"}, "want auto, or a number of runs from 1 to 20"},
 		{[]string{"explain"}, "either --cluster"},
 		{[]string{"explain", "--cluster", "a", "--kubeconfig", "b"}, "either --cluster"},
 		{[]string{"explain", "extra", "--kubeconfig", "b"}, "unknown command"},

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -8,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nodeprint/nodeprint/pkg/attribute"
+	"github.com/nodeprint/nodeprint/pkg/diff"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
 	"github.com/nodeprint/nodeprint/pkg/report"
 	runpkg "github.com/nodeprint/nodeprint/pkg/run"
@@ -73,12 +75,13 @@ faulted once, and its anomaly fingerprint is written only when the verdict is th
 					return err
 				}
 				fmt.Fprintf(stdout, "%s: %d run(s), %d distinct selection(s), written to %s\n", s.Metadata.Name, b.Runs, len(b.Selections), path)
+				printRecordedSpread(stdout, s, b)
 				return nil
 			})
 		},
 	}
 	addScenarioFlags(cmd, f)
-	cmd.Flags().IntVar(&f.runs, "runs", 0, "runs per scenario (default: the scenario's baseline.runs, itself 5 by default)")
+	cmd.Flags().IntVar(&f.runs, "runs", 0, "runs per scenario (default: the scenario's baseline.runs, itself 10 by default: verify's test needs them)")
 	cmd.Flags().BoolVar(&f.add, "add", false, "add the new runs to the committed baseline instead of replacing it, as if all were recorded together (a non-deterministic scenario keeps the spread it saw); refused when the inputs or the Karpenter, Kubernetes or catalog differ")
 	cmd.PreRunE = func(*cobra.Command, []string) error {
 		if f.add {
@@ -88,4 +91,17 @@ faulted once, and its anomaly fingerprint is written only when the verdict is th
 		return nil
 	}
 	return cmd
+}
+
+// printRecordedSpread says what a baseline of few runs costs verify: its
+// test decides a suspect latency only with enough runs of its own.
+func printRecordedSpread(w io.Writer, s *scenario.Scenario, b *fingerprint.Baseline) {
+	rules := diff.RulesFor(s)
+	confirm := diff.ConfirmRuns(b.Runs, rules)
+	fmt.Fprintf(w, "%s: verify runs it once, and %d times in all when a latency or Karpenter's usage moves past its gate (false-alarm rate %g)\n",
+		s.Metadata.Name, confirm, cmp.Or(rules.FalseAlarm, diff.DefaultFalseAlarm))
+	if confirm > 3 {
+		fmt.Fprintf(w, "%s: warning: %d recorded runs hold little spread; with %d, verify would decide with 3 (record --add --runs %d)\n",
+			s.Metadata.Name, b.Runs, scenario.DefaultRuns, max(scenario.DefaultRuns-b.Runs, 1))
+	}
 }

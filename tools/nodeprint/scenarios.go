@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -50,6 +51,20 @@ type scenarioFlags struct {
 	baselines    map[string]*fingerprint.Baseline
 	// add: record adds its runs to the committed baselines.
 	add bool
+	// repeat is --repeat: auto, or how many runs verify a plain scenario.
+	repeat string
+}
+
+// repeatRuns parses --repeat: auto (the default) or a number of runs.
+func (f *scenarioFlags) repeatRuns() (runpkg.Repeat, error) {
+	if f.repeat == "" || f.repeat == "auto" {
+		return runpkg.RepeatAuto, nil
+	}
+	n, err := strconv.Atoi(f.repeat)
+	if err != nil || n < 1 || n > 20 {
+		return 0, fmt.Errorf("--repeat %q: want auto, or a number of runs from 1 to 20", f.repeat)
+	}
+	return runpkg.Repeat(n), nil
 }
 
 func addRunFlags(cmd *cobra.Command, f *scenarioFlags) {
@@ -57,6 +72,7 @@ func addRunFlags(cmd *cobra.Command, f *scenarioFlags) {
 	cmd.Flags().IntVar(&f.parallel, "parallel", 1, "run up to N scenarios at once on the cluster (scenarios of one catalog together; cluster-wide faults alone)")
 	cmd.Flags().StringVar(&f.reportDir, "report-dir", "", "write report.json, summary.md, junit.xml and report.html into this directory")
 	cmd.Flags().StringVar(&f.karpenterVersion, "karpenter-version", "", "upgrade check: build (or reuse) this Karpenter release (vX.Y.Z) next to the pinned one, run the scenarios with it on a temporary cluster, and report every scenario that differs from its baseline")
+	cmd.Flags().StringVar(&f.repeat, "repeat", "auto", "runs that verify a plain scenario: auto (one, and as many more as the statistical test needs when a latency or Karpenter's usage moved past its gate: 3 against a baseline of 10 runs) or a fixed number; see docs/scenarios.md, How timings are verified")
 	cmd.Flags().StringVar(&f.karpenterBinary, "karpenter-binary", "", "run the scenarios on a temporary cluster with this Karpenter binary (a build of the pinned release's KWOK provider with your changes, e.g. from `make mutants`) instead of the project's own; the report's inputs name the changed binary")
 }
 
@@ -133,7 +149,12 @@ func withScenarios(ctx context.Context, f *scenarioFlags, args []string, stderr 
 	if f.cluster == "" && kind.Owned() {
 		reportStale(stderr)
 	}
+	repeat, err := f.repeatRuns()
+	if err != nil {
+		return usageError{err}
+	}
 	h, err := harness.New(ctx, harness.WithProvider(kind), harness.WithCluster(f.cluster), harness.WithToolchain(tc),
+		harness.WithRunnerOptions(runpkg.WithRepeat(repeat)),
 		harness.WithKubeconfig(f.kubeconfig), harness.WithCatalog(f.catalog), harness.WithBuildOutput(stderr),
 		harness.WithClusterEvents(func(e cluster.Event) { printEvent(stderr, start, e) }),
 		harness.WithProgress(func(msg string) { fmt.Fprintf(stderr, "[%6.1fs] %s\n", time.Since(start).Seconds(), msg) }))

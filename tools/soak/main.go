@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -82,16 +83,18 @@ func soakRuns(ctx context.Context, runs int, out string, timeout time.Duration, 
 			return 130
 		}
 		if err != nil {
-			// A failed go test is a finding, not the end: its reports say what failed.
+			// A failed go test is a finding, not the end: the
+			// repetition carries it, and its reports say what failed.
 			logf(start, "repetition %d: %v", i, err)
 		}
 		reps = append(reps, rep)
-		// Finished (whatever its outcome): -resume keeps it.
-		if err := os.WriteFile(filepath.Join(dir, "commit"), []byte(at+"\n"), 0o644); err != nil {
+		// Finished (whatever its outcome): -resume keeps it, with how
+		// go test ended.
+		if err := markFinished(dir, at, rep); err != nil {
 			logf(start, "repetition %d: %v", i, err)
 		}
 		s := soak.Compare(reps)
-		logf(start, "repetition %d of %d done: %d failure(s), %d changed outcome(s) so far", i, runs, len(s.Failures), len(s.Changes))
+		logf(start, "repetition %d of %d done: %d failure(s), %d changed outcome(s), %d repetition problem(s) so far", i, runs, len(s.Failures), len(s.Changes), len(s.Problems))
 	}
 	s := soak.Compare(reps)
 	if err := writeSummary(out, s); err != nil {
@@ -120,24 +123,51 @@ func interruptible(ctx context.Context, name string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// repetition runs go test once and collects each suite's report.
+// repetition runs go test once and collects each suite's report. The
+// repetition records a failed go test and the suites it ran, so that the
+// comparison counts a failure no report row shows.
 func repetition(ctx context.Context, start time.Time, dir string, timeout time.Duration, pkgs []string) (soak.Repetition, error) {
+	rep := soak.Repetition{Suites: suiteNames(pkgs), Reports: map[string]*report.Report{}}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
+		rep.GoTest = err.Error()
+		return rep, err
 	}
-	suites := make([]string, len(pkgs))
-	for i, p := range pkgs {
-		suites[i] = filepath.Base(p)
+	for _, s := range rep.Suites {
 		// A stale report of an earlier repetition must not stand in for a
 		// suite that did not write one.
-		_ = os.RemoveAll(filepath.Join(report.SuiteDir, suites[i]))
+		_ = os.RemoveAll(filepath.Join(report.SuiteDir, s))
 	}
 	var errs []error
 	if err := goTest(ctx, start, dir, timeout, pkgs); err != nil {
+		rep.GoTest = fmt.Sprintf("%v (see %s)", err, filepath.Join(dir, "go-test.log"))
 		errs = append(errs, err)
 	}
-	rep, err := collect(dir, suites)
+	reports, err := collect(dir, rep.Suites)
+	rep.Reports = reports
 	return rep, errors.Join(append(errs, err)...)
+}
+
+// suiteNames are the suites' names, as their reports are named.
+func suiteNames(pkgs []string) []string {
+	out := make([]string, len(pkgs))
+	for i, p := range pkgs {
+		out[i] = filepath.Base(p)
+	}
+	return out
+}
+
+// markFinished records that the repetition in dir finished: how go test
+// ended and the suites it ran (repetition.json), then the commit marker,
+// which -resume takes as the sign that the rest is complete.
+func markFinished(dir, commit string, rep soak.Repetition) error {
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "repetition.json"), append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "commit"), []byte(commit+"\n"), 0o644)
 }
 
 // goTest runs the suites once with go test, its output in dir/go-test.log,
@@ -201,8 +231,8 @@ func goTest(ctx context.Context, start time.Time, dir string, timeout time.Durat
 
 // collect reads each suite's report of the repetition and keeps a copy in
 // dir; a suite that wrote none is an error.
-func collect(dir string, suites []string) (soak.Repetition, error) {
-	rep := soak.Repetition{}
+func collect(dir string, suites []string) (map[string]*report.Report, error) {
+	rep := map[string]*report.Report{}
 	var errs []error
 	for _, s := range suites {
 		b, err := os.ReadFile(filepath.Join(report.SuiteDir, s, "report.json"))
@@ -224,25 +254,34 @@ func collect(dir string, suites []string) (soak.Repetition, error) {
 }
 
 // finished loads a repetition an earlier soak completed: its commit
-// marker and every suite's report.
+// marker, how go test ended, and every suite's report. One of another
+// set of suites, or without the record of how go test ended (an older
+// soak's), is run again.
 func finished(dir string, pkgs []string) (soak.Repetition, string, bool) {
 	b, err := os.ReadFile(filepath.Join(dir, "commit"))
 	if err != nil {
-		return nil, "", false
+		return soak.Repetition{}, "", false
+	}
+	rb, err := os.ReadFile(filepath.Join(dir, "repetition.json"))
+	if err != nil {
+		return soak.Repetition{}, "", false
 	}
 	rep := soak.Repetition{}
-	for _, p := range pkgs {
-		s := filepath.Base(p)
+	if err := json.Unmarshal(rb, &rep); err != nil || !slices.Equal(rep.Suites, suiteNames(pkgs)) {
+		return soak.Repetition{}, "", false
+	}
+	rep.Reports = map[string]*report.Report{}
+	for _, s := range rep.Suites {
 		rb, err := os.ReadFile(filepath.Join(dir, s+".json"))
 		if err != nil {
-			// The suite wrote no report then: that repetition counts as run.
+			// The suite wrote no report then: the comparison counts it.
 			continue
 		}
 		r := &report.Report{}
 		if err := json.Unmarshal(rb, r); err != nil {
-			return nil, "", false
+			return soak.Repetition{}, "", false
 		}
-		rep[s] = r
+		rep.Reports[s] = r
 	}
 	return rep, strings.TrimSpace(string(b)), true
 }

@@ -181,7 +181,8 @@ build_metrics_server() {
 }
 
 # karpenter_tags VERSION selects the controller wiring in tools/karpenter
-# (controllers_v114.go or controllers_v115.go) for that release line.
+# (controllers_v114.go or controllers_v115.go) for that release line; the
+# v1.14 wiring is also kwok/main.go's from v1.11.0 to v1.14.x (compared).
 karpenter_tags() {
 	if [[ $(printf '%s\n%s\n' "${1#v}" "1.15.0" | sort -V | head -1) == "1.15.0" ]]; then
 		echo karpenter_v115
@@ -202,8 +203,17 @@ karpenter_sources_digest() {
 karpenter_compile() {
 	local name=$1 patch=${2:-} v=$KARPENTER_VERSION
 	tc=$(gotoolchain sigs.k8s.io/karpenter "$v")
+	# Another release is built with its own dependencies: the committed
+	# go.mod pins the pinned release's, and minimal version selection would
+	# keep the newer of each (an older release then does not compile:
+	# v1.11.0 against the operatorpkg of v1.14.1). go mod tidy adds back
+	# what tools/karpenter imports, at the versions the release requires.
+	local drops=() m
+	for m in $(sed -n '/^require (/,/^)/{/^require (/d;/^)/d;p}' "$(src_of karpenter)/go.mod" | awk '{print $1}'); do
+		[[ $m == sigs.k8s.io/karpenter ]] || drops+=("-droprequire=$m")
+	done
 	local dir
-	dir=$(module_dir karpenter sigs.k8s.io/karpenter "$v")
+	dir=$(module_dir karpenter sigs.k8s.io/karpenter "$v" "${drops[@]}")
 	mkdir -p "$out" "$bin/.build"
 	src=$(cd "$dir" && GOTOOLCHAIN=$tc go list -m -f '{{.Dir}}' sigs.k8s.io/karpenter)
 	# Karpenter binds its metrics and health servers to ":port", every

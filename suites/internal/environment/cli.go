@@ -169,17 +169,16 @@ func (c *CLI) actAt(ctx context.Context, marker string, act func(*os.Process), a
 	cmd.Stderr = pw
 	Expect(cmd.Start()).To(Succeed())
 	var stderr bytes.Buffer
-	var mu sync.Mutex
 	sent := make(chan struct{})
+	scanned := make(chan struct{})
 	go func() {
 		defer GinkgoRecover()
+		defer close(scanned)
 		sc := bufio.NewScanner(pr)
 		once := sync.Once{}
 		for sc.Scan() {
 			line := sc.Text()
-			mu.Lock()
 			stderr.WriteString(line + "\n")
-			mu.Unlock()
 			fmt.Fprintln(GinkgoWriter, line)
 			if strings.Contains(line, marker) {
 				once.Do(func() {
@@ -188,9 +187,15 @@ func (c *CLI) actAt(ctx context.Context, marker string, act func(*os.Process), a
 				})
 			}
 		}
+		// Drain what a line too long for the scanner left, so the
+		// command's writes never block.
+		_, _ = io.Copy(io.Discard, pr)
 	}()
 	err := cmd.Wait()
 	_ = pw.Close()
+	// The scanner may still hold the last lines Wait saw written: the
+	// result, and whether the marker appeared, are known once it is done.
+	<-scanned
 	select {
 	case <-sent:
 	default:
@@ -201,8 +206,6 @@ func (c *CLI) actAt(ctx context.Context, marker string, act func(*os.Process), a
 	if err != nil && asExitError(err, &ee) {
 		code = ee.ExitCode()
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	return Result{Code: code, Stdout: stdout.String(), Stderr: stderr.String(), PID: cmd.Process.Pid}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
 	"github.com/onsi/ginkgo/v2/types"
@@ -26,32 +27,12 @@ func recordScenario(sc report.Scenario) {
 	AddReportEntry(scenarioEntry, string(b), ReportEntryVisibilityNever)
 }
 
-// WriteSuiteReport turns the suite's specs into a nodeprint report (one
-// scenario per spec that recorded one; a spec's own failure makes its
-// scenario fail even when the verdict was right, e.g. leftovers) and writes
-// it to out/suites/<suite>/. Call it from ReportAfterSuite.
+// WriteSuiteReport turns the suite's specs into a nodeprint report and
+// writes it to out/suites/<suite>/. Call it from ReportAfterSuite.
 func WriteSuiteReport(r Report, suite string) {
 	rep := report.New("suite:"+suite, r.StartTime)
-	for _, spec := range r.SpecReports {
-		for _, e := range spec.ReportEntries {
-			if e.Name != scenarioEntry {
-				continue
-			}
-			var sc report.Scenario
-			if err := json.Unmarshal([]byte(e.Value.String()), &sc); err != nil {
-				continue
-			}
-			switch {
-			case spec.State.Is(types.SpecStatePassed):
-			case spec.State.Is(types.SpecStateFailed):
-				sc.Status = report.Failed
-				sc.Failure = spec.Failure.Message
-			default: // panicked, interrupted, aborted, timed out
-				sc.Status = report.Error
-				sc.Error = spec.Failure.Message
-			}
-			rep.Add(sc)
-		}
+	for _, sc := range suiteRows(r) {
+		rep.Add(sc)
 	}
 	code := 0
 	if !r.SuiteSucceeded {
@@ -70,4 +51,63 @@ func WriteSuiteReport(r Report, suite string) {
 		return
 	}
 	fmt.Fprintf(os.Stdout, "suite report: %s\n", dir)
+}
+
+// suiteRows are the report's rows: one scenario per spec that recorded
+// one, and a spec's own failure makes its scenario fail even when the
+// verdict was right (objects left behind, say). A spec, or a suite node
+// (the cluster's start), that did not pass and recorded none gets a row
+// of its own: a baseline that does not load or a cluster that does not
+// start fails before any scenario is recorded, and a report without its
+// row would read clean (make soak compares these rows).
+func suiteRows(r Report) []report.Scenario {
+	var out []report.Scenario
+	for _, spec := range r.SpecReports {
+		recorded := false
+		for _, e := range spec.ReportEntries {
+			if e.Name != scenarioEntry {
+				continue
+			}
+			var sc report.Scenario
+			if err := json.Unmarshal([]byte(e.Value.String()), &sc); err != nil {
+				continue
+			}
+			recorded = true
+			out = append(out, withSpecState(sc, spec))
+		}
+		if !recorded && spec.State.Is(types.SpecStateFailureStates) {
+			out = append(out, withSpecState(report.Scenario{Name: rowName(spec), Status: report.Passed}, spec))
+		}
+	}
+	return out
+}
+
+// withSpecState makes the row say how its spec ended.
+func withSpecState(sc report.Scenario, spec types.SpecReport) report.Scenario {
+	switch {
+	case spec.State.Is(types.SpecStatePassed):
+	case spec.State.Is(types.SpecStateFailed):
+		sc.Status = report.Failed
+		sc.Failure = spec.Failure.Message
+	default: // panicked, interrupted, aborted, timed out
+		sc.Status = report.Error
+		sc.Error = spec.Failure.Message
+	}
+	return sc
+}
+
+// rowName names a spec's own row: its scenario (the scenario:<name>
+// label the entries carry), so that repetitions compare it with the row
+// the scenario records when it gets that far; else the suite node or the
+// spec's text.
+func rowName(spec types.SpecReport) string {
+	for _, l := range spec.Labels() {
+		if name, ok := strings.CutPrefix(l, "scenario:"); ok {
+			return name
+		}
+	}
+	if spec.LeafNodeType != types.NodeTypeIt {
+		return spec.LeafNodeType.String()
+	}
+	return spec.FullText()
 }

@@ -3,6 +3,7 @@ package environment
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -40,16 +41,29 @@ var checkPlan = sync.OnceValues(func() (map[string][]string, error) {
 // RunbookChecks runs, once the faulted run has settled and while the fault
 // is in place, every runbook command of the rules sop.CheckPlan gives this
 // scenario (its expected rule; also, for commands only, the rules of its
-// layer that no fault reproduces), and collects the results in out.
-func (e *Environment) RunbookChecks(s *scenario.Scenario, out *[]sop.CheckResult) run.FaultOption {
+// layer that no fault reproduces); and once the clean run has settled, the
+// evidence commands of its expected rule, whose patterns must not show
+// there. It collects the results in out.
+func (e *Environment) RunbookChecks(s *scenario.Scenario, out *[]sop.CheckResult) []run.FaultOption {
 	GinkgoHelper()
 	plan, err := checkPlan()
 	Expect(err).NotTo(HaveOccurred())
 	rs, err := attribute.Rules()
 	Expect(err).NotTo(HaveOccurred())
 	ids := plan[s.Metadata.Name]
-	return run.WhileFaulted(func(ctx context.Context, res *run.Result) {
+	clean := run.WhileClean(func(ctx context.Context, res *run.Result) {
+		r, ok := rs.Rule(s.Spec.Fault.Expect.Rule)
+		if !ok {
+			return
+		}
 		vars := sop.VarsFor(res.ID, res.Observation)
+		vars.KarpenterMetrics = res.KarpenterMetrics
+		*out = append(*out, sop.RunChecks(ctx, r, vars,
+			sop.WithKubeconfig(e.Kubeconfig), sop.WithBinDir(e.Toolchain.Bin), sop.OnClean())...)
+	})
+	return []run.FaultOption{clean, run.WhileFaulted(func(ctx context.Context, res *run.Result) {
+		vars := sop.VarsFor(res.ID, res.Observation)
+		vars.KarpenterMetrics = res.KarpenterMetrics
 		for _, id := range ids {
 			r, ok := rs.Rule(id)
 			opts := []sop.CheckOption{sop.WithKubeconfig(e.Kubeconfig), sop.WithBinDir(e.Toolchain.Bin)}
@@ -63,19 +77,30 @@ func (e *Environment) RunbookChecks(s *scenario.Scenario, out *[]sop.CheckResult
 			}
 			*out = append(*out, sop.RunChecks(ctx, r, vars, opts...)...)
 		}
-	})
+	})}
 }
 
 // ExpectRunbookChecksShowSymptoms expects every runbook command that ran
 // during the fault to have succeeded and, for the scenario's own rule, to
-// show what the runbook says it shows.
+// show what the runbook says it shows; and its evidence commands, run on
+// the clean run, to have succeeded without showing it.
 func (e *Environment) ExpectRunbookChecksShowSymptoms(s *scenario.Scenario, results []sop.CheckResult) {
 	GinkgoHelper()
-	By("checking that the runbook's commands work and show the symptom of " + s.Spec.Fault.Expect.Rule)
+	By("checking that the runbook's commands work and show the symptom of " + s.Spec.Fault.Expect.Rule + ", and that its evidence does not show on the clean run")
 	Expect(results).NotTo(BeEmpty(), "no runbook command ran during the fault (did the faulted run settle?)")
+	rs, err := attribute.Rules()
+	Expect(err).NotTo(HaveOccurred())
+	if r, ok := rs.Rule(s.Spec.Fault.Expect.Rule); ok && slices.ContainsFunc(r.Checks, attribute.Check.Evidence) {
+		Expect(slices.ContainsFunc(results, func(c sop.CheckResult) bool { return c.Clean })).To(BeTrue(),
+			"%s has evidence checks and none ran on the clean run (did it settle?)", r.ID)
+	}
 	var problems []string
 	for _, r := range results {
-		fmt.Fprintf(GinkgoWriter, "$ %s\n%s\n", r.Ran, strings.TrimRight(r.Stdout+r.Stderr, "\n"))
+		on := "fault"
+		if r.Clean {
+			on = "clean"
+		}
+		fmt.Fprintf(GinkgoWriter, "[%s] $ %s\n%s\n", on, r.Ran, strings.TrimRight(r.Stdout+r.Stderr, "\n"))
 		if p := r.Problem(); p != "" {
 			problems = append(problems, p)
 		}

@@ -9,12 +9,15 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive,staticcheck
 
 	"github.com/nodeprint/nodeprint/pkg/cluster"
+	"github.com/nodeprint/nodeprint/pkg/diff"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
 	"github.com/nodeprint/nodeprint/pkg/harness"
+	"github.com/nodeprint/nodeprint/pkg/permtest"
 	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/report"
 	"github.com/nodeprint/nodeprint/pkg/run"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
+	"github.com/nodeprint/nodeprint/pkg/sensitivity"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
 )
 
@@ -106,4 +109,54 @@ func (e *Environment) RecordBaseline(ctx context.Context, s *scenario.Scenario) 
 	path := fingerprint.Path(e.fingerprintsDir(), s.Metadata.Name)
 	Expect(b.Save(path)).To(Succeed())
 	AddReportEntry("recorded", fmt.Sprintf("%s: %d runs in %s, %d selection(s)", path, b.Runs, time.Since(start).Round(time.Second), len(b.Selections)))
+}
+
+// ExpectSlowdownCaught slows the cluster by factor on target (make
+// sensitivity's levers), verifies the scenario against its committed
+// baseline as verify's default does, and fails unless the verification
+// failed on the slowed latency with the statistical test's verdict: the
+// smoke of make sensitivity.
+func (e *Environment) ExpectSlowdownCaught(ctx context.Context, s *scenario.Scenario, target sensitivity.Target, factor float64) {
+	GinkgoHelper()
+	b, err := fingerprint.LoadBaseline(fingerprint.Path(e.fingerprintsDir(), s.Metadata.Name))
+	Expect(err).NotTo(HaveOccurred())
+	path := "timing.podReady.p50"
+	samples := b.Timing.PodReadyP50
+	if target != sensitivity.PodReady {
+		path, samples = "timing.nodeClaimReady.p50", b.Timing.NodeClaimReadyP50
+	}
+	sd := sensitivity.For(target, factor, permtest.Median(samples.Values))
+	By(fmt.Sprintf("slowing %s by %s", target, sd.Delay))
+	restore, err := sensitivity.Apply(ctx, e.Client, sd)
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(restore, NodeTimeout(time.Minute))
+	By(fmt.Sprintf("verifying scenario %s against its baseline, slowed", s.Metadata.Name))
+	out, err := e.runner(ctx).Entry(ctx, s, b)
+	Expect(err).NotTo(HaveOccurred())
+	d := out.Entry.Diff
+	AddReportEntry("diff", d.Text())
+	Expect(out.Entry.Status).To(Equal(report.Failed), "a %s slowed %g× must fail verification:\n%s", target, factor, d.Text())
+	Expect(d.Test).NotTo(BeNil())
+	Expect(d.Test.P).To(BeNumerically("<=", d.Test.Alpha), "the test must reject:\n%s", d.Text())
+	Expect(out.Entry.Runs).To(HaveLen(diff.ConfirmRuns(b.Runs, diff.RulesFor(s))), "verify's default decides with the runs the test needs")
+	var paths []string
+	for _, x := range d.Deviations {
+		if x.Severity == diff.Regression {
+			paths = append(paths, x.Path)
+		}
+	}
+	Expect(paths).To(ContainElement(path), "the slowed latency must be the regression:\n%s", d.Text())
+}
+
+// LoadScenario loads fixtures/scenarios/<name>.yaml.
+func LoadScenario(name string) (*scenario.Scenario, error) {
+	tc, err := toolchain.Find()
+	if err != nil {
+		return nil, err
+	}
+	ss, err := run.Loader(tc).LoadFiles(repo.At(tc.Root).Scenario(name))
+	if err != nil {
+		return nil, err
+	}
+	return ss[0], nil
 }

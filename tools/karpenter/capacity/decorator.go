@@ -3,6 +3,7 @@ package capacity
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"sort"
 	"strings"
 	"sync"
@@ -67,6 +68,13 @@ func (d *Decorator) Create(ctx context.Context, nodeClaim *v1.NodeClaim) (*v1.No
 	rules, err := d.source.Rules(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("reading capacity rules, %w", err)
+	}
+	if rules.LaunchDelay > 0 {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("launching nodeclaim %s, %w", nodeClaim.Name, ctx.Err())
+		case <-d.clock.After(rules.LaunchDelay):
+		}
 	}
 	if rules.Empty() {
 		d.forgetUnavailable()
@@ -170,15 +178,28 @@ func (d *Decorator) GetInstanceTypes(ctx context.Context, nodePool *v1.NodePool)
 			offerings = append(offerings, of)
 		}
 		if changed {
-			// A shallow copy sharing the immutable fields, as Karpenter's own
-			// node-overlay store does; copying the struct would copy its sync.Once.
-			out[i] = &cloudprovider.InstanceType{
-				Name: it.Name, Requirements: it.Requirements, Capacity: it.Capacity,
-				Overhead: it.Overhead, DynamicResources: it.DynamicResources, Offerings: offerings,
-			}
+			out[i] = withOfferings(it, offerings)
 		}
 	}
 	return out, nil
+}
+
+// withOfferings is a shallow copy of it sharing its immutable fields, as
+// Karpenter's own node-overlay store makes, with other offerings. The
+// exported fields are copied by reflection, not by name: each release line
+// adds some (DynamicResources in v1.14, VolumeAttachmentLimits in v1.15, none
+// of them in v1.11), and a field left out would be lost to the scheduler.
+// Copying the whole struct would copy its unexported sync.Once and cache.
+func withOfferings(it *cloudprovider.InstanceType, offerings cloudprovider.Offerings) *cloudprovider.InstanceType {
+	out := &cloudprovider.InstanceType{}
+	src, dst := reflect.ValueOf(it).Elem(), reflect.ValueOf(out).Elem()
+	for i := range src.NumField() {
+		if src.Type().Field(i).IsExported() {
+			dst.Field(i).Set(src.Field(i))
+		}
+	}
+	out.Offerings = offerings
+	return out
 }
 
 // Unavailable lists the offerings currently remembered as refused, sorted, as

@@ -3,6 +3,7 @@ package capacity
 import (
 	"context"
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -188,6 +189,8 @@ func TestParseRules(t *testing.T) {
 		"not a list":    {RefuseKey: "instanceType: x"},
 		"bad ttl":       {TTLKey: "soon"},
 		"negative ttl":  {TTLKey: "-1s"},
+		"bad delay":     {LaunchDelayKey: "a while"},
+		"long delay":    {LaunchDelayKey: "11m"},
 	} {
 		if _, err := ParseRules(data); err == nil {
 			t.Errorf("%s: want an error", name)
@@ -195,5 +198,76 @@ func TestParseRules(t *testing.T) {
 	}
 	if r, err := ParseRules(nil); err != nil || !r.Empty() {
 		t.Fatalf("no data must mean no rules, got %+v %v", r, err)
+	}
+}
+
+// A launch delay holds every launch for that long before the cloud
+// answers, and a cancelled launch returns at once.
+func TestLaunchDelay(t *testing.T) {
+	r, err := ParseRules(map[string]string{LaunchDelayKey: "750ms"})
+	if err != nil || r.LaunchDelay != 750*time.Millisecond || !r.Empty() {
+		t.Fatalf("rules %+v, %v: want a 750ms delay and no refusal", r, err)
+	}
+	inner, src, clk, d := newFixture(t)
+	src.rules = r
+	done := make(chan error, 1)
+	go func() {
+		_, err := d.Create(context.Background(), nodeClaim(map[string][]string{corev1.LabelInstanceTypeStable: {"small"}}))
+		done <- err
+	}()
+	for !clk.HasWaiters() {
+		time.Sleep(time.Millisecond)
+	}
+	if len(inner.CreateCalls) != 0 {
+		t.Fatal("the cloud was asked before the delay passed")
+	}
+	clk.Step(750 * time.Millisecond)
+	if err := <-done; err != nil || len(inner.CreateCalls) != 1 {
+		t.Fatalf("after the delay: %v, %d calls; want one launch", err, len(inner.CreateCalls))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := d.Create(ctx, nodeClaim(map[string][]string{corev1.LabelInstanceTypeStable: {"small"}})); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a cancelled launch: %v, want context.Canceled", err)
+	}
+}
+
+// The copy GetInstanceTypes makes of a type with a refused offering keeps
+// every exported field the release has, whatever the release line: each
+// adds some (DynamicResources, VolumeAttachmentLimits), and the copy by
+// name lost the ones it did not list.
+func TestCopyKeepsEveryExportedField(t *testing.T) {
+	it := fake.NewInstanceType("small")
+	v := reflect.ValueOf(it).Elem()
+	for i := range v.NumField() {
+		f := v.Field(i)
+		if !v.Type().Field(i).IsExported() || !f.IsZero() || v.Type().Field(i).Name == "Offerings" {
+			continue
+		}
+		// Give the field a value, so that losing it shows.
+		switch f.Kind() {
+		case reflect.Map:
+			m := reflect.MakeMap(f.Type())
+			m.SetMapIndex(reflect.New(f.Type().Key()).Elem(), reflect.New(f.Type().Elem()).Elem())
+			f.Set(m)
+		case reflect.Slice:
+			f.Set(reflect.MakeSlice(f.Type(), 1, 1))
+		case reflect.Pointer:
+			f.Set(reflect.New(f.Type().Elem()))
+		}
+	}
+	got := withOfferings(it, cloudprovider.Offerings{})
+	gv := reflect.ValueOf(got).Elem()
+	for i := range v.NumField() {
+		name := v.Type().Field(i).Name
+		if !v.Type().Field(i).IsExported() || name == "Offerings" {
+			continue
+		}
+		if !reflect.DeepEqual(v.Field(i).Interface(), gv.Field(i).Interface()) {
+			t.Errorf("field %s was not copied", name)
+		}
+	}
+	if len(got.Offerings) != 0 || len(it.Offerings) == 0 {
+		t.Errorf("the copy must carry the new offerings and leave the original's")
 	}
 }

@@ -27,6 +27,12 @@ const (
 	// TTLKey is the optional data key with how long a refused offering is then
 	// reported as unavailable from GetInstanceTypes (a Go duration).
 	TTLKey = "unavailableTTL"
+	// LaunchDelayKey is the optional data key with how long every launch
+	// takes before the cloud answers (a Go duration): a slower cloud API,
+	// or a Karpenter release whose launches got slower. nodeprint's
+	// sensitivity measurement (make sensitivity) sets it to slow
+	// NodeClaim-ready by a known factor.
+	LaunchDelayKey = "launchDelay"
 	// DefaultUnavailableTTL mirrors the AWS provider's insufficient-capacity
 	// cache: after a refusal, the offering is unavailable for three minutes.
 	DefaultUnavailableTTL = 3 * time.Minute
@@ -62,6 +68,7 @@ func (o Offering) Matches(it, zone, ct string) bool {
 type Rules struct {
 	Refuse         []Offering
 	UnavailableTTL time.Duration
+	LaunchDelay    time.Duration
 }
 
 // Empty reports whether the rules refuse nothing.
@@ -82,8 +89,8 @@ func (r Rules) Refuses(it, zone, ct string) (Offering, bool) {
 func ParseRules(data map[string]string) (Rules, error) {
 	r := Rules{UnavailableTTL: DefaultUnavailableTTL}
 	for k := range data {
-		if k != RefuseKey && k != TTLKey {
-			return Rules{}, fmt.Errorf("configmap %s: unknown key %q (want %q or %q)", ConfigMapName, k, RefuseKey, TTLKey)
+		if k != RefuseKey && k != TTLKey && k != LaunchDelayKey {
+			return Rules{}, fmt.Errorf("configmap %s: unknown key %q (want %q, %q or %q)", ConfigMapName, k, RefuseKey, TTLKey, LaunchDelayKey)
 		}
 	}
 	if raw := strings.TrimSpace(data[RefuseKey]); raw != "" {
@@ -107,6 +114,13 @@ func ParseRules(data map[string]string) (Rules, error) {
 			return Rules{}, fmt.Errorf("configmap %s: data.%s: %q is not a non-negative duration such as 3m", ConfigMapName, TTLKey, raw)
 		}
 		r.UnavailableTTL = d
+	}
+	if raw := strings.TrimSpace(data[LaunchDelayKey]); raw != "" {
+		d, err := time.ParseDuration(raw)
+		if err != nil || d < 0 || d > 10*time.Minute {
+			return Rules{}, fmt.Errorf("configmap %s: data.%s: %q is not a duration from 0 to 10m such as 500ms", ConfigMapName, LaunchDelayKey, raw)
+		}
+		r.LaunchDelay = d
 	}
 	return r, nil
 }

@@ -33,8 +33,12 @@ import (
 
 var update = flag.Bool("update-testdata", false, "rewrite the *.output.yaml goldens from what KWOK does now")
 
-// stagesDir is pkg/faults/stages of the repository this module sits in.
-const stagesDir = "../../../../pkg/faults/stages"
+// stagesDir is pkg/faults/stages of the repository this module sits in;
+// sensitivityDir holds make sensitivity's slowdown stages.
+const (
+	stagesDir      = "../../../../pkg/faults/stages"
+	sensitivityDir = "../../../../pkg/sensitivity/stages"
+)
 
 // now stands for every clock read, so the goldens are stable.
 var now = time.Date(2006, 1, 2, 15, 4, 5, 0, time.UTC)
@@ -46,6 +50,11 @@ func TestStageFilesAreKWOKStages(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no stage files in %s (%v)", stagesDir, err)
 	}
+	slow, err := filepath.Glob(filepath.Join(sensitivityDir, "*.yaml"))
+	if err != nil || len(slow) != 2 {
+		t.Fatalf("want the two slowdown stages in %s, got %v (%v)", sensitivityDir, slow, err)
+	}
+	files = append(files, slow...)
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {

@@ -1,0 +1,245 @@
+// Package usage measures what Karpenter itself consumes while it does a
+// run's work: CPU seconds, memory, API requests by verb and kind, and
+// reconciles. Most of Karpenter's real regressions took this form (v1.8.1
+// raised controller memory from about 300 MB to 1.6 GB; v1.11.0 burnt CPU
+// in proportion to the number of NodePools) while its decisions stayed
+// right.
+//
+// A Sample is read from Karpenter's Prometheus metrics, which every
+// provider exposes (client-go's request counters and latency histogram,
+// controller-runtime's reconcile counter, the Go process collector). Where
+// Karpenter is a process of this machine (the local provider), /proc adds
+// what metrics cannot: the peak resident set over the run (VmHWM, reset at
+// the run's start), and CPU time at clock-tick resolution.
+package usage
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"maps"
+	"net/http"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Metrics are the metric families Parse reads. A signal's help that names
+// a metric names one of these (pkg/attribute's test checks it): an
+// engineer who greps for it must find what the verdict counted.
+var Metrics = []string{"process_cpu_seconds_total", "process_resident_memory_bytes", "process_start_time_seconds",
+	"client_go_request_total", "client_go_request_duration_seconds", "controller_runtime_reconcile_total"}
+
+// Sample is Karpenter's counters at one moment.
+type Sample struct {
+	// CPUSeconds is process_cpu_seconds_total.
+	CPUSeconds float64
+	// RSSBytes is process_resident_memory_bytes.
+	RSSBytes float64
+	// StartSeconds is process_start_time_seconds: a change is a restart.
+	StartSeconds float64
+	// Requests counts API requests by "verb kind" (client_go_request_duration_seconds_count).
+	Requests map[string]float64
+	// Total and Failed are client_go_request_total over every code and
+	// over the failing ones (no answer, 5xx, 429).
+	Total, Failed float64
+	// RequestSeconds is client_go_request_duration_seconds_sum.
+	RequestSeconds float64
+	// Reconciles is controller_runtime_reconcile_total over every controller and result.
+	Reconciles float64
+}
+
+// Usage is what Karpenter consumed between two samples.
+type Usage struct {
+	CPUSeconds float64 `json:"cpuSeconds"`
+	// PeakRSSBytes is the largest resident set seen: VmHWM since the
+	// run's start where Karpenter is a local process, else the larger of
+	// the two samples' RSS.
+	PeakRSSBytes float64 `json:"peakRSSBytes"`
+	// Requests are API requests by "verb kind", RequestsTotal their sum.
+	Requests      map[string]int `json:"requests,omitempty"`
+	RequestsTotal int            `json:"requestsTotal"`
+	// Failed are the requests that got no answer, a 5xx or a 429.
+	Failed int `json:"failed"`
+	// MeanLatencyMs is the mean latency of the requests (0 for none).
+	MeanLatencyMs float64 `json:"meanLatencyMs"`
+	Reconciles    int     `json:"reconciles"`
+	// Restarted says Karpenter restarted in between: the counters began
+	// again, and the usage is the new process's alone.
+	Restarted bool `json:"restarted,omitempty"`
+	// SharedWith is how many concurrent runs held Karpenter during the
+	// window (--parallel): its counters hold their work too, and the usage
+	// is not this run's.
+	SharedWith int `json:"sharedWith,omitempty"`
+}
+
+// FailedCode says whether a response code counts as the API server
+// failing: no response at all, a server error, or throttling. 4xx answers
+// such as a 403 for an eviction a PodDisruptionBudget blocks are the API
+// working.
+func FailedCode(code string) bool {
+	return code == "<error>" || strings.HasPrefix(code, "5") || code == "429"
+}
+
+// readTimeout bounds one read of the metrics endpoint.
+const readTimeout = 5 * time.Second
+
+// Read samples the metrics endpoint at url.
+func Read(ctx context.Context, url string) (Sample, error) {
+	ctx, cancel := context.WithTimeout(ctx, readTimeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return Sample{}, fmt.Errorf("failed to read Karpenter's metrics: %w", err)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return Sample{}, fmt.Errorf("failed to read Karpenter's metrics: %w", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return Sample{}, fmt.Errorf("failed to read Karpenter's metrics at %s: %s", url, resp.Status)
+	}
+	return Parse(resp.Body)
+}
+
+// Parse reads a sample from Prometheus's text format.
+func Parse(r io.Reader) (Sample, error) {
+	s := Sample{Requests: map[string]float64{}}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		name, labels, v, ok := parseLine(sc.Text())
+		if !ok {
+			continue
+		}
+		switch name {
+		case "process_cpu_seconds_total":
+			s.CPUSeconds = v
+		case "process_resident_memory_bytes":
+			s.RSSBytes = v
+		case "process_start_time_seconds":
+			s.StartSeconds = v
+		case "client_go_request_total":
+			s.Total += v
+			if FailedCode(labels["code"]) {
+				s.Failed += v
+			}
+		case "client_go_request_duration_seconds_count":
+			s.Requests[strings.ToUpper(labels["verb"])+" "+kindOf(labels)] += v
+		case "client_go_request_duration_seconds_sum":
+			s.RequestSeconds += v
+		case "controller_runtime_reconcile_total":
+			s.Reconciles += v
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return Sample{}, fmt.Errorf("failed to read Karpenter's metrics: %w", err)
+	}
+	return s, nil
+}
+
+// kindOf names a request's object: its kind, with the subresource.
+func kindOf(l map[string]string) string {
+	k := l["kind"]
+	if k == "" {
+		k = "(none)"
+	}
+	if sub := l["subresource"]; sub != "" {
+		k += "/" + sub
+	}
+	return k
+}
+
+// parseLine splits `name{a="b",c="d"} value [timestamp]`; comments and
+// malformed lines are not ok.
+func parseLine(line string) (name string, labels map[string]string, v float64, ok bool) {
+	if line == "" || line[0] == '#' {
+		return "", nil, 0, false
+	}
+	rest := line
+	labels = map[string]string{}
+	if i := strings.IndexByte(line, '{'); i >= 0 {
+		j := strings.LastIndexByte(line, '}')
+		if j < i {
+			return "", nil, 0, false
+		}
+		name, rest = line[:i], line[j+1:]
+		for _, kv := range splitLabels(line[i+1 : j]) {
+			k, val, _ := strings.Cut(kv, "=")
+			if uq, err := strconv.Unquote(val); err == nil {
+				labels[strings.TrimSpace(k)] = uq
+			}
+		}
+	} else {
+		name, rest, _ = strings.Cut(line, " ")
+	}
+	f := strings.Fields(rest)
+	if len(f) == 0 {
+		return "", nil, 0, false
+	}
+	v, err := strconv.ParseFloat(f[0], 64)
+	return name, labels, v, err == nil
+}
+
+// splitLabels splits at the commas outside quoted values.
+func splitLabels(s string) []string {
+	var out []string
+	quoted, start := false, 0
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\\':
+			i++
+		case '"':
+			quoted = !quoted
+		case ',':
+			if !quoted {
+				out = append(out, s[start:i])
+				start = i + 1
+			}
+		}
+	}
+	if start < len(s) {
+		out = append(out, s[start:])
+	}
+	return out
+}
+
+// Since is what Karpenter consumed from before to s. A restarted
+// Karpenter starts its counters again: then s itself is the usage.
+func (s Sample) Since(before Sample) Usage {
+	u := Usage{Requests: map[string]int{}}
+	if s.StartSeconds != before.StartSeconds || s.Total < before.Total || s.CPUSeconds < before.CPUSeconds {
+		before, u.Restarted = Sample{}, true
+	}
+	u.CPUSeconds = round(s.CPUSeconds-before.CPUSeconds, 100)
+	u.PeakRSSBytes = max(s.RSSBytes, before.RSSBytes)
+	for k, v := range s.Requests {
+		if d := int(v - before.Requests[k]); d > 0 {
+			u.Requests[k] = d
+			u.RequestsTotal += d
+		}
+	}
+	u.Failed = int(s.Failed - before.Failed)
+	if u.RequestsTotal > 0 {
+		u.MeanLatencyMs = round((s.RequestSeconds-before.RequestSeconds)/float64(u.RequestsTotal)*1000, 100)
+	}
+	u.Reconciles = int(s.Reconciles - before.Reconciles)
+	return u
+}
+
+func round(v, to float64) float64 { return float64(int64(v*to+0.5)) / to }
+
+// Top lists the n request kinds with the most requests, "verb kind: n".
+func (u Usage) Top(n int) []string {
+	keys := slices.Sorted(maps.Keys(u.Requests))
+	sort.SliceStable(keys, func(i, j int) bool { return u.Requests[keys[i]] > u.Requests[keys[j]] })
+	var out []string
+	for _, k := range keys[:min(n, len(keys))] {
+		out = append(out, fmt.Sprintf("%s: %d", k, u.Requests[k]))
+	}
+	return out
+}
