@@ -244,6 +244,9 @@ func TestARegressedRunIsNotSuspect(t *testing.T) {
 	if d.Suspect() {
 		t.Fatalf("a run that already regressed asks for more runs:\n%s", d.Text())
 	}
+	if strings.Contains(d.Text(), "more runs decide") || !strings.Contains(d.Text(), "left undecided") {
+		t.Fatalf("a run that already regressed must not promise more runs:\n%s", d.Text())
+	}
 }
 
 // Karpenter's CPU seconds are tested past a floor as well as the gate: a
