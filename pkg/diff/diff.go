@@ -141,9 +141,8 @@ func Compare(b *fingerprint.Baseline, rules Rules, fp *fingerprint.Fingerprint, 
 		d.podsPerNode(b, fp.Selection)
 	}
 	d.zones(b, fp.Selection, rules.ZonesMatter)
-	d.metrics(b, append([]*fingerprint.Fingerprint{fp}, more...), rules)
 	d.outcomes(b.Outcomes, fp.Outcomes)
-	d.decided()
+	d.metrics(b, append([]*fingerprint.Fingerprint{fp}, more...), rules)
 	sort.SliceStable(d.Deviations, func(i, j int) bool { return d.Deviations[i].Path < d.Deviations[j].Path })
 	return d
 }

@@ -27,24 +27,6 @@ const (
 	UsageGate  = 1.50
 )
 
-// moreRunsDecide ends an undecided metric's rule; decided replaces it
-// where the verification failed on something else, so no run is added.
-const moreRunsDecide = "more runs decide (verify --repeat auto)"
-
-// decided rewrites the undecided metrics' rules of a diff that already
-// failed: verify's default adds no run to it (Diff.Suspect), and the text
-// must not promise one.
-func (d *Diff) decided() {
-	if d.Test == nil || !d.Test.Suspect || !d.Regressed() {
-		return
-	}
-	for i, x := range d.Deviations {
-		if x.Severity == Tolerated && strings.HasSuffix(x.Rule, moreRunsDecide) {
-			d.Deviations[i].Rule = strings.TrimSuffix(x.Rule, moreRunsDecide) + "left undecided, the verification fails on other deviations"
-		}
-	}
-}
-
 // confirmLeeway lets the observed runs share the largest statistic with
 // one other choice of runs and still reach the false-alarm rate.
 const confirmLeeway = 2
@@ -99,6 +81,9 @@ func (d *Diff) metrics(b *fingerprint.Baseline, runs []*fingerprint.Fingerprint,
 		}
 		return
 	}
+	// Compare adds the selection's and the outcomes' deviations first: a
+	// metric the runs cannot decide says whether more runs will come.
+	failed := d.Regressed()
 	res := permtest.Test(ms)
 	t := &Test{Runs: len(runs), Recorded: len(ms[0].Baseline), Alpha: alpha, P: res.P, MinP: res.MinP, Exact: res.Exact, Skipped: strings.Join(skipped, "; ")}
 	d.Test = t
@@ -117,8 +102,13 @@ func (d *Diff) metrics(b *fingerprint.Baseline, runs []*fingerprint.Fingerprint,
 		switch {
 		case res.MinP > alpha:
 			t.Suspect = true
+			then := "more runs decide (verify --repeat auto)"
+			if failed {
+				// verify adds no run to a diff that failed (Diff.Suspect).
+				then = "left undecided, the verification fails on other deviations"
+			}
 			rule = fmt.Sprintf("%s; not tested: %d run(s) against %d recorded cannot reach p ≤ %g (smallest p %.3g): %s",
-				gate, t.Runs, t.Recorded, alpha, res.MinP, moreRunsDecide)
+				gate, t.Runs, t.Recorded, alpha, res.MinP, then)
 		case res.P <= alpha && r.P <= alpha:
 			sev = Regression
 			rule = fmt.Sprintf("%s, and above its runs by an exact permutation test: p = %.3g ≤ %g over %d run(s) against %d", gate, r.P, alpha, t.Runs, t.Recorded)
