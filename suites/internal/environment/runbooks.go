@@ -56,14 +56,12 @@ func (e *Environment) RunbookChecks(s *scenario.Scenario, out *[]sop.CheckResult
 		if !ok {
 			return
 		}
-		vars := sop.VarsFor(res.ID, res.Observation)
-		vars.KarpenterMetrics = res.KarpenterMetrics
+		vars := runVars(res)
 		*out = append(*out, sop.RunChecks(ctx, r, vars,
 			sop.WithKubeconfig(e.Kubeconfig), sop.WithBinDir(e.Toolchain.Bin), sop.OnClean())...)
 	})
 	return []run.FaultOption{clean, run.WhileFaulted(func(ctx context.Context, res *run.Result) {
-		vars := sop.VarsFor(res.ID, res.Observation)
-		vars.KarpenterMetrics = res.KarpenterMetrics
+		vars := runVars(res)
 		for _, id := range ids {
 			r, ok := rs.Rule(id)
 			opts := []sop.CheckOption{sop.WithKubeconfig(e.Kubeconfig), sop.WithBinDir(e.Toolchain.Bin)}
@@ -106,4 +104,12 @@ func (e *Environment) ExpectRunbookChecksShowSymptoms(s *scenario.Scenario, resu
 		}
 	}
 	Expect(problems).To(BeEmpty(), "runbook commands that fail or do not show the symptom:\n%s", strings.Join(problems, "\n\n"))
+}
+
+// runVars are a run's runbook placeholders: its names, node and
+// Karpenter's metrics URL.
+func runVars(res *run.Result) sop.Vars {
+	vars := sop.VarsFor(res.ID, res.Observation)
+	vars.KarpenterMetrics = res.KarpenterMetrics
+	return vars
 }
