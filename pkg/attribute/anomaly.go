@@ -2,11 +2,11 @@ package attribute
 
 import (
 	"fmt"
-	"github.com/nodeprint/nodeprint/pkg/layer"
-	"github.com/nodeprint/nodeprint/pkg/repo"
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/nodeprint/nodeprint/pkg/layer"
 
 	"sigs.k8s.io/yaml"
 
@@ -62,11 +62,6 @@ func NewAnomaly(scenario, fault string, params map[string]string, base, faulted 
 	}
 	sort.Slice(a.Signals, func(i, j int) bool { return a.Signals[i].ID < a.Signals[j].ID })
 	return a
-}
-
-// AnomalyPath is where a fault scenario's anomaly is recorded.
-func AnomalyPath(fingerprintsDir, scenario string) string {
-	return filepath.Join(repo.FaultFingerprints(fingerprintsDir), scenario+".yaml")
 }
 
 // Save writes the anomaly.

@@ -22,7 +22,7 @@ func TestAnomalyRoundTripAndStrictLoad(t *testing.T) {
 			t.Errorf("signals should hold the available, non-zero ones: %+v", s)
 		}
 	}
-	path := AnomalyPath(t.TempDir(), "leak")
+	path := filepath.Join(t.TempDir(), "leak.yaml")
 	if err := a.Save(path); err != nil {
 		t.Fatal(err)
 	}

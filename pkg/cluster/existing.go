@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -29,7 +30,7 @@ var RequiredCRDs = []string{
 // kubeconfig to a cluster that already runs Karpenter with its KWOK
 // provider. Up only checks it, Down stops nothing, and scenarios that need
 // to change the infrastructure (L1 faults, another instance catalog) are
-// refused before anything is applied (see run.CheckExisting).
+// refused before anything is applied (see harness.CheckProvider).
 type Existing struct {
 	opts       Options
 	kubeconfig string
@@ -184,4 +185,37 @@ func karpenterDeploymentVersion(ctx context.Context, c client.Client) string {
 		}
 	}
 	return "unknown"
+}
+
+// UseKarpenter accepts only the catalog the cluster's Karpenter runs with
+// (WithCatalog), with the settings it runs with: nodeprint cannot restart
+// a Karpenter it does not own (harness.CheckProvider refuses such
+// scenarios first).
+func (e *Existing) UseKarpenter(_ context.Context, path string, settings map[string]string) error {
+	if len(settings) > 0 {
+		return fmt.Errorf("the cluster's Karpenter cannot be restarted with the scenario's settings")
+	}
+	if !SameFile(path, e.opts.catalog) {
+		return fmt.Errorf("the cluster's Karpenter runs with catalog %s and nodeprint cannot restart it with %s", e.opts.catalog, path)
+	}
+	return nil
+}
+
+// Catalog is the catalog the cluster's Karpenter runs with (WithCatalog).
+func (e *Existing) Catalog() string { return e.opts.catalog }
+
+// SameFile is whether a and b name one file: a catalog given on the
+// command line is relative to the working directory or reached through a
+// symbolic link as often as not, while a scenario's is under the fixtures
+// directory. Paths that do not exist (the generic catalog before the
+// toolchain is built) compare as cleaned absolute paths.
+func SameFile(a, b string) bool {
+	if ai, err := os.Stat(a); err == nil {
+		if bi, err := os.Stat(b); err == nil {
+			return os.SameFile(ai, bi)
+		}
+	}
+	aa, err1 := filepath.Abs(a)
+	bb, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && filepath.Clean(aa) == filepath.Clean(bb)
 }

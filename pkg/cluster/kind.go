@@ -29,7 +29,7 @@ import (
 // rendered and checked here, so a bad kind-config/cluster.yaml is an error
 // before anything starts. metrics-server is not installed (its image would
 // have to be pulled), so pod usage is not measured on kind.
-func NewKind(opts ...Option) (*Local, error) {
+func NewKind(opts ...Option) (*KindCluster, error) {
 	o := Options{name: DefaultName, timeout: 5 * time.Minute}
 	for _, opt := range opts {
 		opt(&o)
@@ -43,7 +43,15 @@ func NewKind(opts ...Option) (*Local, error) {
 		return nil, &KindConfigError{Err: err}
 	}
 	l.cp = &kindPlane{l: l, config: cfg}
-	return l, nil
+	return &KindCluster{Local: l}, nil
+}
+
+// KindCluster is the kind provider: a kind node holds the control plane,
+// and the harness runs KWOK's controller and Karpenter beside it as the
+// local provider does (the capabilities it shares with Local are Local's,
+// through the embedding; what differs is its control plane, kindPlane).
+type KindCluster struct {
+	*Local
 }
 
 // kindWorkRoot keeps kind clusters apart from local ones of the same name.

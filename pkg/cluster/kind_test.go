@@ -99,7 +99,7 @@ esac
 // and returns Up's error, after checking that the failure came before
 // anything was built or started (why says what was missing) and left no
 // directory behind.
-func failedKindUp(t *testing.T, tc *toolchain.Toolchain, why string) (*Local, error) {
+func failedKindUp(t *testing.T, tc *toolchain.Toolchain, why string) (*KindCluster, error) {
 	t.Helper()
 	work := t.TempDir()
 	var phases []string

@@ -429,6 +429,9 @@ func (l *Local) UseKarpenter(ctx context.Context, path string, settings map[stri
 	return l.restartKarpenter(ctx, st.APIServerVia)
 }
 
+// KarpenterBinary is the toolchain's Karpenter (or the build it was given).
+func (l *Local) KarpenterBinary() string { return l.tc.Paths().Karpenter }
+
 // Catalog is the instance catalog Karpenter runs with now: the one a
 // scenario switched to, else the KWOK provider's generic catalog.
 func (l *Local) Catalog() string {

@@ -9,7 +9,6 @@
 package cluster
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -17,32 +16,6 @@ import (
 	"time"
 
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
-)
-
-// Provider is a cluster nodeprint can run scenarios on.
-type Provider interface {
-	// Up starts the cluster and returns when every component is healthy. A
-	// failed or cancelled Up rolls back what it started.
-	Up(ctx context.Context) error
-	// Down stops everything Up started and removes its files. Errors are
-	// aggregated: Down goes on after a step fails.
-	Down(ctx context.Context) error
-	// Kubeconfig is the path of an admin kubeconfig for the cluster.
-	Kubeconfig() string
-	// Status probes every component.
-	Status(ctx context.Context) (Status, error)
-}
-
-// ComponentRestarter is a provider that can restart one of the components
-// it runs (Components), waiting until every one is healthy again: the
-// local and kind providers; a cluster nodeprint does not own cannot.
-type ComponentRestarter interface {
-	RestartComponent(ctx context.Context, component string) error
-}
-
-var (
-	_ ComponentRestarter = (*Local)(nil)
-	_ Provider           = (*Local)(nil)
 )
 
 // Status is what Status found.
@@ -146,6 +119,9 @@ type Options struct {
 	buildLog  io.Writer
 	// kubeconfig is the existing provider's cluster.
 	kubeconfig string
+	// catalog is the instance-type catalog the existing provider's
+	// Karpenter runs with.
+	catalog string
 	// temporary records the calling process as the cluster's owner.
 	temporary bool
 }
@@ -178,6 +154,12 @@ func WithBuildOutput(w io.Writer) Option { return func(o *Options) { o.buildLog 
 // (default: $KUBECONFIG, else ~/.kube/config). The other providers write
 // their own and ignore it.
 func WithKubeconfig(path string) Option { return func(o *Options) { o.kubeconfig = path } }
+
+// WithCatalog is, for the existing provider, the instance-type catalog
+// (a file) its Karpenter runs with (default: none known, and UseKarpenter
+// refuses every catalog). The local and kind providers switch catalogs
+// themselves and ignore it.
+func WithCatalog(path string) Option { return func(o *Options) { o.catalog = path } }
 
 // DefaultName is the cluster name used when none is given.
 const DefaultName = "nodeprint"

@@ -9,11 +9,13 @@ package faults
 import (
 	"context"
 	"fmt"
-	"github.com/nodeprint/nodeprint/pkg/observe"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/nodeprint/nodeprint/pkg/cluster"
+	"github.com/nodeprint/nodeprint/pkg/observe"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
@@ -57,23 +59,12 @@ type Target struct {
 	Largest Shape
 	// Cluster gives faults that need it access to the harness's processes;
 	// nil where the provider has none (such faults then refuse to inject).
-	Cluster Cluster
+	Cluster cluster.KarpenterRerouter
 }
 
 // Shape is an instance's size.
 type Shape struct {
 	CPU, Memory resource.Quantity
-}
-
-// Cluster is what infrastructure faults need from the cluster provider.
-type Cluster interface {
-	// RestartKarpenterVia restarts Karpenter with its API-server traffic sent
-	// to server (a URL); an empty server restores the direct connection.
-	RestartKarpenterVia(ctx context.Context, server string) error
-	// APIServer is the API server's URL as components reach it.
-	APIServer() string
-	// KarpenterMetrics is the URL of Karpenter's Prometheus metrics.
-	KarpenterMetrics() string
 }
 
 // Injector is one fault bound to one run.

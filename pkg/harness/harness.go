@@ -1,14 +1,15 @@
 // Package harness builds what every job runs scenarios on: a cluster of
 // any provider (brought up for the job, or one that is already running),
-// the supervisor watching its components, and a runner bound to both; and
-// it tears down what it started. The CLI, the suites and the benchmark
+// the supervisor watching its components, a runner bound to both and the
+// judge of its runs; and it tears down what it started. The CLI, the suites and the benchmark
 // build it here and nowhere else.
 //
 // What a provider can do is asked of it through interfaces, never by its
-// name: a provider that switches Karpenter's catalog and settings (run.KarpenterSwitcher)
-// gets scenarios of every catalog, one that cannot runs with the catalog it
-// was given (WithCatalog); whether the harness stops the cluster depends
-// only on whether it started it.
+// name (pkg/cluster's types.go): the runner asks the provider to switch
+// Karpenter's catalog and settings (cluster.KarpenterSwitcher), and a
+// cluster nodeprint does not own accepts only the catalog it was given
+// (WithCatalog); whether the harness stops the cluster depends only on
+// whether it started it.
 package harness
 
 import (
@@ -24,9 +25,12 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
 	"github.com/nodeprint/nodeprint/pkg/inputs"
 	"github.com/nodeprint/nodeprint/pkg/observe"
+	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/run"
+	"github.com/nodeprint/nodeprint/pkg/scenario"
 	"github.com/nodeprint/nodeprint/pkg/supervise"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
+	"github.com/nodeprint/nodeprint/pkg/verify"
 )
 
 // Harness is a cluster ready for scenario runs.
@@ -37,6 +41,8 @@ type Harness struct {
 	Name string
 	// Runner runs scenarios on the cluster, supervised.
 	Runner *run.Runner
+	// Judge turns the runner's runs into report entries.
+	Judge *verify.Judge
 	// Provenance is what a baseline recorded on this cluster says it was
 	// made with (Karpenter's and Kubernetes' versions).
 	Provenance fingerprint.Provenance
@@ -58,6 +64,12 @@ type options struct {
 	events     func(cluster.Event)
 	buildLog   io.Writer
 	runOpts    []run.Option
+	judgeOpts  []verify.Option
+	// The job's (NewJob).
+	shard, karpenterVersion, karpenterBinary, baselineDir string
+	parallel                                              int
+	layout                                                *repo.Layout
+	needBaseline                                          func(*scenario.Scenario) bool
 }
 
 // Option configures New.
@@ -105,19 +117,34 @@ func WithRunnerOptions(opts ...run.Option) Option {
 	return func(o *options) { o.runOpts = append(o.runOpts, opts...) }
 }
 
+// WithJudgeOptions passes options to the judge, after the harness's own
+// (progress), so they win.
+func WithJudgeOptions(opts ...verify.Option) Option {
+	return func(o *options) { o.judgeOpts = append(o.judgeOpts, opts...) }
+}
+
 // New brings up (or checks) the cluster, starts the supervisor and builds
 // the runner, step by step; a step that fails undoes the ones before it.
 func New(ctx context.Context, opts ...Option) (h *Harness, err error) {
-	o := options{kind: cluster.KindLocal, progress: func(string) {}, events: func(cluster.Event) {}}
+	return newHarness(ctx, options{kind: cluster.KindLocal}, opts)
+}
+
+func newHarness(ctx context.Context, o options, opts []Option) (h *Harness, err error) {
 	for _, opt := range opts {
 		opt(&o)
+	}
+	if o.progress == nil {
+		o.progress = func(string) {}
+	}
+	if o.events == nil {
+		o.events = func(cluster.Event) {}
 	}
 	if o.toolchain == nil {
 		if o.toolchain, err = toolchain.Find(); err != nil {
 			return nil, err
 		}
 	}
-	h = &Harness{o: o, Provenance: run.Provenance(o.toolchain)}
+	h = &Harness{o: o, Provenance: repo.Provenance(o.toolchain)}
 	defer func() {
 		if err != nil {
 			err = errors.Join(err, h.Close(context.WithoutCancel(ctx)))
@@ -136,27 +163,10 @@ func New(ctx context.Context, opts ...Option) (h *Harness, err error) {
 // one WithCluster names.
 func (h *Harness) bringUp(ctx context.Context) error {
 	o := h.o
-	name := o.reuse
-	if name == "" {
-		name = o.name
+	if err := h.newProvider(o.catalogOrDefault()); err != nil {
+		return err
 	}
-	if name == "" {
-		name = fmt.Sprintf("np-%d", os.Getpid())
-	}
-	copts := []cluster.Option{cluster.WithName(name), cluster.WithProgress(o.events), cluster.WithToolchain(o.toolchain),
-		cluster.WithKubeconfig(o.kubeconfig)}
-	if o.buildLog != nil {
-		copts = append(copts, cluster.WithBuildOutput(o.buildLog))
-	}
-	if o.reuse == "" {
-		// A cluster of this job only: if the job is killed, prune finds it.
-		copts = append(copts, cluster.WithTemporary())
-	}
-	p, err := cluster.New(o.kind, copts...)
-	if err != nil {
-		return &UsageError{Err: err}
-	}
-	h.Provider, h.Name = p, name
+	p, name := h.Provider, h.Name
 	switch {
 	case !o.kind.Owned():
 		if o.reuse != "" {
@@ -172,6 +182,68 @@ func (h *Harness) bringUp(ctx context.Context) error {
 	// is left of a cluster that did not come up.
 	h.started = true
 	return p.Up(ctx)
+}
+
+// newProvider creates the provider of the cluster the options name (a
+// temporary one of this job when none is named).
+func (h *Harness) newProvider(catalog string) error {
+	o := h.o
+	name := o.reuse
+	if name == "" {
+		name = o.name
+	}
+	if name == "" {
+		name = fmt.Sprintf("np-%d", os.Getpid())
+	}
+	copts := []cluster.Option{cluster.WithName(name), cluster.WithProgress(o.events), cluster.WithToolchain(o.toolchain),
+		cluster.WithKubeconfig(o.kubeconfig), cluster.WithCatalog(catalog)}
+	if o.buildLog != nil {
+		copts = append(copts, cluster.WithBuildOutput(o.buildLog))
+	}
+	if o.reuse == "" {
+		// A cluster of this job only: if the job is killed, prune finds it.
+		copts = append(copts, cluster.WithTemporary())
+	}
+	p, err := cluster.New(o.kind, copts...)
+	if err != nil {
+		return &UsageError{Err: err}
+	}
+	h.Provider, h.Name = p, name
+	return nil
+}
+
+// Attach is the harness of a running cluster for a read-only command
+// (explain): the provider of the cluster WithCluster names, or, with the
+// existing provider, of WithKubeconfig's; its catalog is WithCatalog's
+// only (none: unknown). Nothing is started, supervised or run (no Runner,
+// no Judge), and Close stops nothing. Unlike New it does not refuse a
+// cluster with a component down: reading one is the point.
+func Attach(ctx context.Context, opts ...Option) (*Harness, error) {
+	o := options{kind: cluster.KindLocal}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.toolchain == nil && o.kind.Owned() {
+		tc, err := toolchain.Find()
+		if err != nil {
+			return nil, err
+		}
+		o.toolchain = tc
+	}
+	if o.events == nil {
+		o.events = func(cluster.Event) {}
+	}
+	if o.kind.Owned() && o.reuse == "" {
+		return nil, &UsageError{Err: errors.New("attach to a running cluster: name it (--cluster)")}
+	}
+	h := &Harness{o: o}
+	if err := h.newProvider(o.catalog); err != nil {
+		return nil, err
+	}
+	if _, err := h.Provider.Status(ctx); err != nil {
+		return nil, &cluster.PhaseError{Phase: "status", Err: err}
+	}
+	return h, nil
 }
 
 // checkHealthy refuses a reused cluster with a component down.
@@ -198,18 +270,17 @@ func (h *Harness) supervise(ctx context.Context) error {
 	return nil
 }
 
-// newRunner binds a runner to the cluster. A provider that cannot switch
-// Karpenter's catalog runs with the one it was given, and its Karpenter is
-// someone else's: the version is what its status says, the binary is not
-// nodeprint's to digest.
+// newRunner binds a runner and its judge to the cluster. A cluster
+// nodeprint does not own runs Karpenter with the catalog it was given, and
+// its Karpenter is someone else's: the version is what its status says,
+// the binary is not nodeprint's to digest.
 func (h *Harness) newRunner(ctx context.Context) error {
 	// Every process on this machine that runs scenarios on the cluster
 	// (ginkgo -p, a second CLI) records its runs there: a run tells from
 	// them whether it had Karpenter to itself.
 	ropts := []run.Option{run.WithSupervisor(h.watch), run.WithProgress(h.o.progress),
 		run.WithTenancyDir(filepath.Join(h.o.toolchain.Work, "tenancy"))}
-	catalogs, ok := h.Provider.(run.KarpenterSwitcher)
-	if ok {
+	if _, ok := h.Provider.(cluster.KarpenterOwner); ok {
 		k, err := run.KarpenterOf(h.o.toolchain)
 		if err != nil {
 			return err
@@ -222,11 +293,6 @@ func (h *Harness) newRunner(ctx context.Context) error {
 		if err != nil {
 			return &cluster.PhaseError{Phase: "status", Err: err}
 		}
-		catalog := h.o.catalog
-		if catalog == "" {
-			catalog = h.o.toolchain.Paths().InstanceTypes
-		}
-		catalogs = run.FixedCatalog(catalog)
 		h.Provenance.Karpenter, h.Provenance.Kubernetes = st.KarpenterVersion, st.KubernetesVersion
 		ropts = append(ropts, run.WithKarpenter(inputs.Karpenter{Version: st.KarpenterVersion}))
 	}
@@ -235,12 +301,22 @@ func (h *Harness) newRunner(ctx context.Context) error {
 		// teardown removes whatever a failed cleanup leaves.
 		ropts = append(ropts, run.WithRecoveryGrace(0))
 	}
-	r, err := run.NewRunner(h.Provider.Kubeconfig(), catalogs, append(ropts, h.o.runOpts...)...)
+	r, err := run.NewRunner(h.Provider.Kubeconfig(), h.Provider, append(ropts, h.o.runOpts...)...)
 	if err != nil {
 		return err
 	}
 	h.Runner = r
+	h.Judge = verify.New(r, append([]verify.Option{verify.WithProgress(h.o.progress)}, h.o.judgeOpts...)...)
 	return nil
+}
+
+// catalogOrDefault is the catalog a cluster nodeprint does not own runs
+// with: WithCatalog's, else the KWOK provider's generic one.
+func (o options) catalogOrDefault() string {
+	if o.catalog != "" {
+		return o.catalog
+	}
+	return o.toolchain.Paths().InstanceTypes
 }
 
 // downTimeout bounds bringing a temporary cluster down.

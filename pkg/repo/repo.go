@@ -71,6 +71,11 @@ func (l Layout) Fingerprints() string { return filepath.Join(l.Root, "fingerprin
 // FaultFingerprints is where the anomalies of a fingerprint directory live.
 func FaultFingerprints(fingerprints string) string { return filepath.Join(fingerprints, "faults") }
 
+// AnomalyPath is where a fault scenario's anomaly is recorded.
+func AnomalyPath(fingerprints, scenario string) string {
+	return filepath.Join(FaultFingerprints(fingerprints), scenario+".yaml")
+}
+
 // RunbooksDir is where `nodeprint sop` writes, relative to the root;
 // each language has its directory in it.
 const RunbooksDir = "runbooks"

@@ -7,14 +7,14 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/nodeprint/nodeprint/pkg/attribute"
 	"github.com/nodeprint/nodeprint/pkg/catalog"
-	"github.com/nodeprint/nodeprint/pkg/diff"
+	"github.com/nodeprint/nodeprint/pkg/cluster"
 	"github.com/nodeprint/nodeprint/pkg/facts"
 	"github.com/nodeprint/nodeprint/pkg/faults"
-	"github.com/nodeprint/nodeprint/pkg/fingerprint"
 	"github.com/nodeprint/nodeprint/pkg/fit"
 	"github.com/nodeprint/nodeprint/pkg/inputs"
 	"github.com/nodeprint/nodeprint/pkg/observe"
@@ -51,59 +51,22 @@ func WhileClean(f func(context.Context, *Result)) FaultOption {
 	return func(o *faultOpts) { o.whileClean = f }
 }
 
-// FaultResult is a fault scenario's clean run, faulted run and verdict.
-type FaultResult struct {
-	Scenario *scenario.Scenario
-	// Clean is the run without the fault, the faulted run's reference.
-	Clean   *Result
-	Faulted *Result
-	// CleanFingerprint aggregates the clean run as a baseline.
-	CleanFingerprint *fingerprint.Baseline
-	Diff             *diff.Diff
-	Verdict          *attribute.Verdict
+// newInjector binds the scenario's fault to the run's objects on the
+// runner's cluster.
+func (r *Runner) newInjector(s *scenario.Scenario, objs *Objects, cat *fit.Catalog) (faults.Injector, error) {
+	c, _ := r.cluster.(cluster.KarpenterRerouter)
+	return BindFault(s, objs, cat, r.client, c)
 }
 
-// RunFault runs a fault scenario: once clean (its baseline), once with the
-// fault injected, and classifies the faulted run against the clean one.
-func (r *Runner) RunFault(ctx context.Context, s *scenario.Scenario, opts ...FaultOption) (*FaultResult, error) {
-	if s.Spec.Fault == nil {
-		return nil, fmt.Errorf("scenario %s has no fault block", s.Metadata.Name)
-	}
-	clean := *s
-	clean.Spec.Fault = nil
-	r.progress(fmt.Sprintf("scenario %s: baseline run (no fault)", s.Metadata.Name))
-	h := hooksOf(opts)
-	base, err := r.run(ctx, &clean, hooks{whileClean: h.whileClean})
-	if err != nil {
-		return nil, fmt.Errorf("scenario %s: baseline run: %w", s.Metadata.Name, err)
-	}
-	bl, err := fingerprint.NewBaseline(s.Metadata.Name, fingerprint.Provenance{}, []*fingerprint.Fingerprint{base.Fingerprint})
-	if err != nil {
-		return nil, err
-	}
-	r.progress(fmt.Sprintf("scenario %s: faulted run (%s)", s.Metadata.Name, s.Spec.Fault.Name))
-	faulted, err := r.run(ctx, s, hooks{onInject: h.onInject, whileFaulted: h.whileFaulted})
-	if err != nil {
-		return nil, fmt.Errorf("scenario %s: faulted run: %w", s.Metadata.Name, err)
-	}
-	res := &FaultResult{Scenario: s, Clean: base, Faulted: faulted, CleanFingerprint: bl}
-	res.Diff, res.Verdict, err = Attribute(s, faulted, bl, base.Inputs)
-	if err != nil {
-		return nil, err
-	}
-	r.progress(fmt.Sprintf("scenario %s: %s", s.Metadata.Name, res.Verdict.Summary()))
-	return res, nil
-}
-
-// newInjector binds the scenario's fault to the run's objects.
-func (r *Runner) newInjector(s *scenario.Scenario, id string, objs *Objects, cat *fit.Catalog) (faults.Injector, error) {
+// BindFault binds the scenario's fault to a run's objects: the check of
+// verify.Preflight without a cluster (c and cl nil), the injector of a run
+// with one. cl is the cluster's capability the infrastructure faults need
+// (nil where the provider has none).
+func BindFault(s *scenario.Scenario, objs *Objects, cat *fit.Catalog, c client.Client, cl cluster.KarpenterRerouter) (faults.Injector, error) {
 	cpu, mem := cat.Largest()
 	t := &faults.Target{
-		Client: r.client, Run: id, NodePool: objs.NodePool, NodeClass: objs.NodeClass,
-		Deployments: objs.Deployments, Scenario: s, Largest: faults.Shape{CPU: cpu, Memory: mem},
-	}
-	if c, ok := r.catalogs.(faults.Cluster); ok {
-		t.Cluster = c
+		Client: c, Run: objs.Namespace.Name, NodePool: objs.NodePool, NodeClass: objs.NodeClass,
+		Deployments: objs.Deployments, Scenario: s, Largest: faults.Shape{CPU: cpu, Memory: mem}, Cluster: cl,
 	}
 	inj, err := faults.New(s.Spec.Fault, t)
 	if err != nil {
@@ -242,41 +205,4 @@ func fitAny(cat *fit.Catalog, tpl *corev1.PodTemplateSpec, own *karpv1.NodePool,
 		}
 	}
 	return best
-}
-
-// Preflight checks, without a cluster, that the scenario's objects build
-// and its fault binds to them (a memory leak needs a memory limit, a named
-// workload must exist), so bad input fails before anything is applied.
-func Preflight(ctx context.Context, s *scenario.Scenario) error {
-	objs, err := Build(s, s.Metadata.Name+"-preflight")
-	if err != nil {
-		return err
-	}
-	if s.Spec.Fault == nil {
-		return nil
-	}
-	shapes, err := fit.Load(ctx, s.CatalogPath)
-	if err != nil {
-		return err
-	}
-	r := &Runner{}
-	_, err = r.newInjector(s, objs.Namespace.Name, objs, shapes)
-	return err
-}
-
-// Attribute classifies a finished run against a baseline (a recorded one
-// for a plain scenario; the clean run for a fault scenario). more are runs
-// of the same inputs that confirm res: their latencies and Karpenter's
-// usage are tested with res's.
-func Attribute(s *scenario.Scenario, res *Result, bl *fingerprint.Baseline, baselineInputs *inputs.Inputs, more ...*fingerprint.Fingerprint) (*diff.Diff, *attribute.Verdict, error) {
-	d := diff.Compare(bl, diff.RulesFor(s), res.Fingerprint, more...)
-	rs, err := attribute.Rules()
-	if err != nil {
-		return nil, nil, err
-	}
-	v, err := attribute.Classify(rs, &attribute.Input{
-		Scenario: s.Metadata.Name, Baseline: bl, Observed: res.Fingerprint, Observation: res.Observation,
-		Diff: d, Facts: res.Facts, Inputs: res.Inputs, BaselineInputs: baselineInputs,
-	})
-	return d, v, err
 }

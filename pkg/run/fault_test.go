@@ -1,8 +1,6 @@
 package run
 
 import (
-	"context"
-	"strings"
 	"testing"
 	"time"
 
@@ -10,10 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
-	"github.com/nodeprint/nodeprint/pkg/attribute"
 	"github.com/nodeprint/nodeprint/pkg/catalog"
 	"github.com/nodeprint/nodeprint/pkg/inputs"
-	"github.com/nodeprint/nodeprint/pkg/layer"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 )
 
@@ -49,58 +45,6 @@ func TestInputsIgnoreTheRunButNotTheInputs(t *testing.T) {
 	want := map[string]string{"nodePool.limits.cpu": " → 4", "workloads.web.containers[web].image": "registry.k8s.io/pause:3.10 → example.com/other:v2"}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Fatalf("changed inputs (-want +got):\n%s", d)
-	}
-}
-
-func TestPreflightCatchesFaultsThatCannotBind(t *testing.T) {
-	s := load(t, "web-service")
-	s.CatalogPath = "../../fixtures/catalogs/aws-small.json"
-	s.Spec.Workloads[0].Limits = nil
-	s.Spec.Fault = &scenario.Fault{Name: "memory-leak"}
-	if err := Preflight(context.Background(), s); err == nil || !strings.Contains(err.Error(), "memory limit") {
-		t.Fatalf("a leak without a memory limit: got %v", err)
-	}
-	s.Spec.Fault = &scenario.Fault{Name: "nodepool-mismatch"}
-	if err := Preflight(context.Background(), s); err != nil {
-		t.Fatalf("a fault that binds: %v", err)
-	}
-}
-
-// One pass rule for both kinds of scenario: the CLI's run and verify and
-// the suites take their status from it.
-func TestPasses(t *testing.T) {
-	plain := load(t, "web-service")
-	fault := load(t, "web-service")
-	fault.Spec.Fault = &scenario.Fault{Name: "nodepool-mismatch", Expect: &scenario.Expectation{Layer: layer.L2, Rule: "L2-nodepool-excludes-fitting-instances"}}
-	anyRule := load(t, "web-service")
-	anyRule.Spec.Fault = &scenario.Fault{Name: "nodepool-mismatch", Expect: &scenario.Expectation{Layer: layer.L2}}
-	unexpected := load(t, "web-service")
-	unexpected.Spec.Fault = &scenario.Fault{Name: "nodepool-mismatch"}
-	none := &attribute.Verdict{Verdict: attribute.None}
-	inconclusive := &attribute.Verdict{Verdict: attribute.Inconclusive}
-	l2 := &attribute.Verdict{Verdict: attribute.LayerVerdict(layer.L2), Layer: layer.L2, Rule: "L2-nodepool-excludes-fitting-instances"}
-	l2other := &attribute.Verdict{Verdict: attribute.LayerVerdict(layer.L2), Layer: layer.L2, Rule: "L2-nodepool-limits"}
-	l3 := &attribute.Verdict{Verdict: attribute.LayerVerdict(layer.L3), Layer: layer.L3, Rule: "L3-crash-loop"}
-	for _, c := range []struct {
-		name string
-		s    *scenario.Scenario
-		v    *attribute.Verdict
-		want bool
-	}{
-		{"plain, none", plain, none, true},
-		{"plain, a rule fired without a regression", plain, l3, false},
-		{"plain, regressed and unexplained", plain, inconclusive, false},
-		{"plain, no verdict", plain, nil, false},
-		{"fault, expected layer and rule", fault, l2, true},
-		{"fault, expected layer, other rule", fault, l2other, false},
-		{"fault expecting a layer only, any of its rules", anyRule, l2other, true},
-		{"fault, other layer", fault, l3, false},
-		{"fault, none", fault, none, false},
-		{"fault without an expectation", unexpected, l2, false},
-	} {
-		if got := Passes(c.s, c.v); got != c.want {
-			t.Errorf("%s: Passes = %v, want %v", c.name, got, c.want)
-		}
 	}
 }
 

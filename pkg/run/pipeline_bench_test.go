@@ -1,4 +1,4 @@
-package run
+package run_test
 
 import (
 	"cmp"
@@ -9,6 +9,9 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/nodeprint/nodeprint/pkg/run"
+	"github.com/nodeprint/nodeprint/pkg/verify"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -36,7 +39,7 @@ type pipelineInput struct {
 	s      *scenario.Scenario
 	cat    *catalog.Catalog
 	shapes *fit.Catalog
-	objs   *Objects
+	objs   *run.Objects
 	ob     *observe.Observation
 	inputs *inputs.Inputs
 	read   attribute.Facts
@@ -57,7 +60,7 @@ func loadPipelineInput(tb testing.TB) *pipelineInput {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	path := os.Getenv(ObservationEnv)
+	path := os.Getenv(run.ObservationEnv)
 	if path == "" {
 		path = filepath.Join("testdata", "observation-5000.json.gz")
 	}
@@ -65,7 +68,7 @@ func loadPipelineInput(tb testing.TB) *pipelineInput {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	objs, err := Build(ss[0], ob.Run)
+	objs, err := run.Build(ss[0], ob.Run)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -73,7 +76,7 @@ func loadPipelineInput(tb testing.TB) *pipelineInput {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	in, err := (&Runner{}).inputsOf(ss[0], objs, cat)
+	in, err := run.InputsOf(ss[0], objs, cat)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -89,7 +92,7 @@ func loadPipelineInput(tb testing.TB) *pipelineInput {
 // each pod's usage as KWOK simulates it without a fault (the constant
 // usage annotations, else 1m and 1Mi: fixtures/kwok-stages/base/usage.yaml)
 // and no failed API request.
-func healthyReads(objs *Objects, ob *observe.Observation) attribute.Facts {
+func healthyReads(objs *run.Objects, ob *observe.Observation) attribute.Facts {
 	f := facts.New()
 	f.NodePool, f.NodeClassExists = objs.NodePool.DeepCopy(), true
 	usage := map[string]corev1.ResourceList{}
@@ -138,8 +141,8 @@ func (in *pipelineInput) verdict(bl *fingerprint.Baseline) (*attribute.Verdict, 
 	}
 	f := in.read
 	f.Workloads, f.Fit = map[string]*corev1.PodTemplateSpec{}, map[string]fit.Result{}
-	workloadFacts(&f, in.objs, in.shapes)
-	_, v, err := Attribute(in.s, &Result{Observation: in.ob, Fingerprint: fp, Inputs: in.inputs, Facts: f}, bl, in.inputs)
+	run.WorkloadFacts(&f, in.objs, in.shapes)
+	_, v, err := verify.Attribute(in.s, &run.Result{Observation: in.ob, Fingerprint: fp, Inputs: in.inputs, Facts: f}, bl, in.inputs)
 	return v, err
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/nodeprint/nodeprint/pkg/attribute"
 	"github.com/nodeprint/nodeprint/pkg/catalog"
+	"github.com/nodeprint/nodeprint/pkg/cluster"
 	"github.com/nodeprint/nodeprint/pkg/faults"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
 	"github.com/nodeprint/nodeprint/pkg/fit"
@@ -24,19 +25,13 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/usage"
 )
 
-// KarpenterSwitcher makes Karpenter run with a scenario's catalog and
-// settings (environment variables; none: its defaults): the local and kind
-// providers restart it when it runs with others; FixedCatalog accepts only
-// what a cluster nodeprint does not own runs with.
-type KarpenterSwitcher interface {
-	UseKarpenter(ctx context.Context, catalog string, settings map[string]string) error
-}
-
 // Runner runs scenarios on one cluster.
 type Runner struct {
-	config   *rest.Config
-	client   client.Client
-	catalogs KarpenterSwitcher
+	config *rest.Config
+	client client.Client
+	// cluster is the cluster's provider; the runner asks it for the
+	// capabilities it needs (cluster.KarpenterSwitcher, …), nil for none.
+	cluster  cluster.Provider
 	progress func(string)
 	cleanup  time.Duration
 	// sweepQuiet is quietAfterIncident; tests shorten it.
@@ -47,8 +42,6 @@ type Runner struct {
 	karpenter inputs.Karpenter
 	// clock is the clock the observer reads latencies from.
 	clock observe.Clock
-	// repeat is how many runs verify a plain scenario.
-	repeat Repeat
 	// tenancy knows which runs held Karpenter when: a run's
 	// Karpenter-wide signals need it to itself. tenancyDir is where the
 	// runs of every process are recorded (WithTenancyDir).
@@ -89,16 +82,16 @@ func WithClock(c observe.Clock) Option { return func(r *Runner) { r.clock = c } 
 // the run's nodes (default 3 minutes).
 func WithCleanupTimeout(d time.Duration) Option { return func(r *Runner) { r.cleanup = d } }
 
-// NewRunner returns a runner for the cluster behind kubeconfig; cluster
-// is that cluster's provider, which switches Karpenter's catalog for a
-// scenario that names another (FixedCatalog for a cluster nodeprint does
-// not own).
-func NewRunner(kubeconfig string, cluster KarpenterSwitcher, opts ...Option) (*Runner, error) {
+// NewRunner returns a runner for the cluster behind kubeconfig; c is that
+// cluster's provider: the runner asks it to run Karpenter with a
+// scenario's catalog and settings (cluster.KarpenterSwitcher) and for
+// Karpenter's metrics and process, where it has them (nil: none).
+func NewRunner(kubeconfig string, c cluster.Provider, opts ...Option) (*Runner, error) {
 	cfg, err := kube.Config(kubeconfig)
 	if err != nil {
 		return nil, err
 	}
-	r := &Runner{config: cfg, catalogs: cluster, progress: func(string) {}, cleanup: 3 * time.Minute, grace: 30 * time.Second, sweepQuiet: quietAfterIncident,
+	r := &Runner{config: cfg, cluster: c, progress: func(string) {}, cleanup: 3 * time.Minute, grace: 30 * time.Second, sweepQuiet: quietAfterIncident,
 		syncTimeout: ObserverSyncTimeout, factsTimeout: FactsTimeout, requestTimeout: RequestTimeout}
 	for _, o := range opts {
 		o(r)
@@ -117,6 +110,11 @@ func NewRunner(kubeconfig string, cluster KarpenterSwitcher, opts ...Option) (*R
 	}
 	return r, nil
 }
+
+// ObservationEnv names the observation (gzipped JSON) BenchmarkPipeline
+// reads instead of the committed testdata/observation-5000.json.gz;
+// make bench passes the one it just recorded.
+const ObservationEnv = "NODEPRINT_OBSERVATION"
 
 // RequestTimeout bounds each request of a runner's client (not the
 // observer's watches): a list of a 5,000-pod run takes a second or two.
@@ -152,7 +150,7 @@ func NewID(s *scenario.Scenario) string { return s.Metadata.Name + "-" + rand.St
 
 // Run executes the scenario once (with its fault, if it has one) and
 // removes what it created, also when it fails or ctx is cancelled. The
-// options act on the fault as in RunFault (OnInject, WhileFaulted).
+// options act at moments of the run (OnInject, WhileFaulted, WhileClean).
 func (r *Runner) Run(ctx context.Context, s *scenario.Scenario, opts ...FaultOption) (res *Result, err error) {
 	return r.run(ctx, s, hooksOf(opts))
 }
@@ -257,8 +255,8 @@ func (r *Runner) prepare(ctx context.Context, a *attempt) (err error) {
 	if a.shapes, err = fit.Load(ctx, s.CatalogPath); err != nil {
 		return err
 	}
-	if r.catalogs != nil {
-		if err := r.catalogs.UseKarpenter(ctx, s.CatalogPath, s.Spec.Karpenter.Env()); err != nil {
+	if sw, ok := r.cluster.(cluster.KarpenterSwitcher); ok {
+		if err := sw.UseKarpenter(ctx, s.CatalogPath, s.Spec.Karpenter.Env()); err != nil {
 			return fmt.Errorf("failed to run Karpenter with catalog %s and the scenario's settings: %w", s.Spec.Catalog, err)
 		}
 	}
@@ -311,7 +309,7 @@ func (r *Runner) inject(_ context.Context, a *attempt) (err error) {
 	if f == nil {
 		return nil
 	}
-	if a.inj, err = r.newInjector(a.s, a.id, a.objs, a.shapes); err != nil {
+	if a.inj, err = r.newInjector(a.s, a.objs, a.shapes); err != nil {
 		return err
 	}
 	if a.h.onInject != nil {

@@ -3,18 +3,10 @@ package run
 import (
 	"context"
 
-	"github.com/nodeprint/nodeprint/pkg/faults"
+	"github.com/nodeprint/nodeprint/pkg/cluster"
 	"github.com/nodeprint/nodeprint/pkg/process"
 	"github.com/nodeprint/nodeprint/pkg/usage"
 )
-
-// KarpenterProcess is a provider that runs Karpenter as a process of this
-// machine (the local provider): its /proc gives the peak resident set of
-// a run, which Karpenter's metrics cannot. An error means it is not one
-// now (Karpenter runs in the cluster, or is down).
-type KarpenterProcess interface {
-	KarpenterPID() (int, error)
-}
 
 // meter measures Karpenter's usage over one run.
 type meter struct {
@@ -26,7 +18,7 @@ type meter struct {
 // karpenterMetrics is the URL of Karpenter's metrics on the runner's
 // cluster, "" where the provider does not expose it.
 func (r *Runner) karpenterMetrics() string {
-	if c, ok := r.catalogs.(faults.Cluster); ok {
+	if c, ok := r.cluster.(cluster.KarpenterMetrics); ok {
 		return c.KarpenterMetrics()
 	}
 	return ""
@@ -41,7 +33,7 @@ func (r *Runner) startMeter(ctx context.Context) *meter {
 		return nil
 	}
 	m := &meter{url: url}
-	if kp, ok := r.catalogs.(KarpenterProcess); ok {
+	if kp, ok := r.cluster.(cluster.KarpenterProcess); ok {
 		if pid, err := kp.KarpenterPID(); err == nil && process.ResetPeakRSS(pid) == nil {
 			m.pid = pid
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/nodeprint/nodeprint/pkg/layer"
 	"github.com/nodeprint/nodeprint/pkg/observe"
+	"github.com/nodeprint/nodeprint/pkg/repo"
 
 	"github.com/nodeprint/nodeprint/pkg/attribute"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
@@ -157,7 +158,7 @@ func (s *site) escalation(l layer.Layer) escalationView {
 }
 
 func (s *site) recording(a *attribute.Anomaly, sc *scenario.Scenario) recordingView {
-	r := recordingView{Scenario: a.Scenario, Fault: a.Fault, File: s.path(attribute.AnomalyPath(s.in.FingerprintsDir, a.Scenario))}
+	r := recordingView{Scenario: a.Scenario, Fault: a.Fault, File: s.path(repo.AnomalyPath(s.in.FingerprintsDir, a.Scenario))}
 	if sc != nil {
 		r.ScenarioPath = s.path(sc.Path)
 	}

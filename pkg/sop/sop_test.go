@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nodeprint/nodeprint/pkg/attribute"
-	"github.com/nodeprint/nodeprint/pkg/run"
+	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/sop"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
 )
@@ -27,7 +27,7 @@ func repoInput(t *testing.T) *sop.Input {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := sop.Load(run.Loader(tc), tc.Root, filepath.Join(tc.Root, "fixtures", "scenarios"), filepath.Join(tc.Root, "fingerprints"))
+	in, err := sop.Load(repo.Loader(tc), tc.Root, filepath.Join(tc.Root, "fixtures", "scenarios"), filepath.Join(tc.Root, "fingerprints"))
 	if err != nil {
 		t.Fatalf("loading the committed inputs (make tools builds the generic catalog they need): %v", err)
 	}
@@ -83,7 +83,7 @@ func TestPageNumbersMatchTheCommittedFingerprints(t *testing.T) {
 	in := repoInput(t)
 	files := generate(t, in)
 	for _, a := range in.Anomalies {
-		raw := readYAML(t, attribute.AnomalyPath(in.FingerprintsDir, a.Scenario))
+		raw := readYAML(t, repo.AnomalyPath(in.FingerprintsDir, a.Scenario))
 		page := string(files["en/rules/"+a.Rule+".md"])
 		if !strings.Contains(page, "### "+a.Scenario+"\n") {
 			t.Errorf("en/rules/%s.md has no section for the recorded %s", a.Rule, a.Scenario)
@@ -260,7 +260,7 @@ func TestLoadRejectsAnAnomalyOfAnUnknownRule(t *testing.T) {
 	if err := os.WriteFile(bad, bytes.Replace(b, []byte("rule: L3-crash-loop"), []byte("rule: L3-gone"), 1), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, err = sop.Load(run.Loader(tc), tc.Root, filepath.Join(tc.Root, "fixtures", "scenarios"), fps)
+	_, err = sop.Load(repo.Loader(tc), tc.Root, filepath.Join(tc.Root, "fixtures", "scenarios"), fps)
 	var ie *sop.InputError
 	if !errors.As(err, &ie) || ie.Path != bad || !strings.Contains(err.Error(), `"L3-gone"`) {
 		t.Fatalf("err = %v, want an InputError naming %s and the rule", err, bad)
@@ -412,7 +412,7 @@ func TestCheckPlanPlacesEveryRule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ss, err := run.Loader(tc).LoadDir(filepath.Join(tc.Root, "fixtures", "scenarios", "faults"))
+	ss, err := repo.Loader(tc).LoadDir(filepath.Join(tc.Root, "fixtures", "scenarios", "faults"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -36,6 +36,7 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/run"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
+	"github.com/nodeprint/nodeprint/pkg/verify"
 )
 
 // The targets of the performance issue, on the 2-core machine.
@@ -128,7 +129,7 @@ func onCluster(ctx context.Context, tc *toolchain.Toolchain, rep *bench.Report, 
 		return err
 	}
 	defer func() { err = errors.Join(err, h.Close(ctx)) }()
-	loader := run.Loader(tc)
+	loader := repo.Loader(tc)
 	load := func(n int) (*scenario.Scenario, error) {
 		ss, err := loader.LoadFiles(repo.At(tc.Root).BenchScenario(fmt.Sprintf("pods-%d", n)))
 		if err != nil {
@@ -367,7 +368,7 @@ func classify(s *scenario.Scenario, res *run.Result) (*diff.Diff, *attribute.Ver
 	if err != nil {
 		return nil, nil, err
 	}
-	return run.Attribute(s, res, bl, res.Inputs)
+	return verify.Attribute(s, res, bl, res.Inputs)
 }
 
 // pipeline runs the committed Go benchmark of the verdict step

@@ -9,9 +9,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nodeprint/nodeprint/pkg/attribute"
-	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	"github.com/nodeprint/nodeprint/pkg/harness"
 	"github.com/nodeprint/nodeprint/pkg/repo"
-	runpkg "github.com/nodeprint/nodeprint/pkg/run"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
 )
@@ -45,17 +44,13 @@ Exits 1 when any run lands off the diagonal or fails.`,
 				}
 				args = []string{repo.At(tc).FaultScenarios()}
 			}
-			paths, err := expandPaths(args)
-			if err != nil {
-				return usageError{err}
-			}
 			m := attribute.NewMatrix()
-			err = withScenarios(cmd.Context(), f, paths, stderr, func(ctx context.Context, r *runpkg.Runner, _ fingerprint.Provenance, s *scenario.Scenario) error {
+			err := withScenarios(cmd.Context(), f, args, stderr, func(ctx context.Context, _ *harness.Job, h *harness.Harness, s *scenario.Scenario) error {
 				if s.Spec.Fault == nil || s.Spec.Fault.Expect == nil {
 					return usageError{fmt.Errorf("%s: the matrix needs fault scenarios with spec.fault.expect", s.Path)}
 				}
 				for i := 0; i < runs; i++ {
-					res, err := r.RunFault(ctx, s)
+					res, err := h.Judge.Fault(ctx, s)
 					if err != nil {
 						if interrupted(ctx) {
 							return err

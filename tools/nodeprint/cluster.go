@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/nodeprint/nodeprint/pkg/cluster"
-	"github.com/nodeprint/nodeprint/pkg/faults"
 )
 
 type clusterFlags struct {
@@ -259,7 +258,7 @@ func clusterUp(cmd *cobra.Command, f *clusterFlags, stdout, stderr io.Writer) er
 	}
 	_ = tw.Flush()
 	fmt.Fprintf(stdout, "kubeconfig: %s\n", p.Kubeconfig())
-	if m, ok := p.(faults.Cluster); ok && m.KarpenterMetrics() != "" {
+	if m, ok := p.(cluster.KarpenterMetrics); ok && m.KarpenterMetrics() != "" {
 		// What a runbook's <karpenter-metrics> stands for on this cluster.
 		fmt.Fprintf(stdout, "Karpenter metrics: %s\n", m.KarpenterMetrics())
 	}

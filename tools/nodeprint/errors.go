@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/nodeprint/nodeprint/pkg/cluster"
+	"github.com/nodeprint/nodeprint/pkg/harness"
 	runpkg "github.com/nodeprint/nodeprint/pkg/run"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
 )
@@ -113,9 +114,9 @@ func exitCode(ctx context.Context, err error) int {
 		missing *toolchain.MissingError
 		phase   *cluster.PhaseError
 		absent  *cluster.NotFoundError
-		shard   *runpkg.ShardError
+		shard   *harness.ShardError
 		kcfg    *cluster.KubeconfigError
-		unsup   *runpkg.UnsupportedError
+		unsup   *harness.UnsupportedError
 		nofiles *toolchain.NotFoundError
 		module  *toolchain.ModuleError
 	)

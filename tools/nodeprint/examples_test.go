@@ -12,7 +12,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	runpkg "github.com/nodeprint/nodeprint/pkg/run"
+	"github.com/nodeprint/nodeprint/pkg/harness"
 )
 
 // The CI and Kubernetes examples (examples/) and the CI files `init`
@@ -75,7 +75,7 @@ func checkCommandLine(line, dir string, publishes bool) error {
 		}
 	}
 	if f := cmd.Flags().Lookup("shard"); f != nil && f.Changed {
-		if _, _, err := runpkg.ParseShard(f.Value.String()); err != nil {
+		if _, _, err := harness.ParseShard(f.Value.String()); err != nil {
 			return err
 		}
 	}

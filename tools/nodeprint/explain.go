@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sort"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/nodeprint/nodeprint/pkg/cluster"
 	"github.com/nodeprint/nodeprint/pkg/explain"
+	"github.com/nodeprint/nodeprint/pkg/harness"
 	"github.com/nodeprint/nodeprint/pkg/kube"
 	"github.com/nodeprint/nodeprint/pkg/redact"
 )
@@ -87,35 +89,44 @@ func runExplain(ctx context.Context, stdout io.Writer, f *explainFlags) error {
 	return nil
 }
 
-// explainTarget is the kubeconfig to explain and the options: a local
-// cluster's catalog and health, or what the flags give for any other.
+// explainTarget is the kubeconfig to explain and the options: the
+// cluster's catalog and health where its provider knows them (a local
+// cluster), and what the flags give.
 func explainTarget(ctx context.Context, f *explainFlags) (string, []explain.Option, error) {
-	kubeconfig := f.kubeconfig
+	kind := cluster.KindLocal
+	if f.kubeconfig != "" {
+		kind = cluster.KindExisting
+	}
+	h, err := harness.Attach(ctx, harness.WithProvider(kind), harness.WithCluster(f.name),
+		harness.WithKubeconfig(f.kubeconfig), harness.WithCatalog(f.catalogPath))
+	var bad *harness.UsageError
+	if errors.As(err, &bad) {
+		return "", nil, usageError{err}
+	}
+	if err != nil {
+		return "", nil, err
+	}
 	var opts []explain.Option
-	if f.name != "" {
-		local, err := cluster.NewLocal(cluster.WithName(f.name))
-		if err != nil {
-			return "", nil, usageError{err}
-		}
-		if _, err := local.Status(ctx); err != nil {
-			return "", nil, err
-		}
-		kubeconfig = local.Kubeconfig()
-		opts = append(opts, explain.WithCatalog(local.Catalog()), explain.WithHealth(func(ctx context.Context) string {
-			st, err := local.Status(ctx)
+	if c, ok := h.Provider.(cluster.CatalogSource); ok && c.Catalog() != "" {
+		opts = append(opts, explain.WithCatalog(c.Catalog()))
+	}
+	if f.catalogPath != "" {
+		opts = append(opts, explain.WithCatalog(f.catalogPath))
+	}
+	if _, ok := h.Provider.(cluster.KarpenterOwner); ok {
+		// nodeprint's own cluster: a component down is evidence.
+		opts = append(opts, explain.WithHealth(func(ctx context.Context) string {
+			st, err := h.Provider.Status(ctx)
 			if err != nil {
 				return err.Error()
 			}
 			return st.Problem()
 		}))
 	}
-	if f.catalogPath != "" {
-		opts = append(opts, explain.WithCatalog(f.catalogPath))
-	}
 	if len(f.namespaces) > 0 {
 		opts = append(opts, explain.InNamespaces(f.namespaces...))
 	}
-	return kubeconfig, append(opts, explain.WithTimeout(f.timeout)), nil
+	return h.Kubeconfig(), append(opts, explain.WithTimeout(f.timeout)), nil
 }
 
 func printExplained(w io.Writer, ws []explain.Workload) {

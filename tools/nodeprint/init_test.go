@@ -9,7 +9,7 @@ import (
 
 	"sigs.k8s.io/yaml"
 
-	runpkg "github.com/nodeprint/nodeprint/pkg/run"
+	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
 )
 
@@ -27,7 +27,7 @@ func TestInitScaffoldsATeamRepository(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := runpkg.Loader(tc).Load(filepath.Join(dir, "scenarios", "web.yaml"))
+	s, err := repo.Loader(tc).Load(filepath.Join(dir, "scenarios", "web.yaml"))
 	if err != nil {
 		t.Fatalf("the scaffold's scenario does not load: %v", err)
 	}

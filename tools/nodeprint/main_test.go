@@ -11,10 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/report"
 	runpkg "github.com/nodeprint/nodeprint/pkg/run"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
+	"github.com/nodeprint/nodeprint/pkg/verify"
 )
 
 // These cases need no cluster: they fail before anything starts.
@@ -207,8 +209,8 @@ func TestEnvironmentFailureExitsThree(t *testing.T) {
 	}
 	s := webService(t)
 	rep := report.New("run", time.Now())
-	rep.Add(runpkg.ReportError(s, envErr))
-	wrong := runpkg.ReportScenario(s)
+	rep.Add(verify.ReportError(s, envErr))
+	wrong := verify.ReportScenario(s)
 	wrong.Name, wrong.Status = "other", report.Failed
 	rep.Add(wrong)
 	var out, errOut bytes.Buffer
@@ -241,7 +243,7 @@ func TestOnlyASignalIsAnInterruption(t *testing.T) {
 	s := webService(t)
 	report1 := func() *report.Report {
 		rep := report.New("run", time.Now())
-		rep.Add(runpkg.ReportError(s, cancelled))
+		rep.Add(verify.ReportError(s, cancelled))
 		return rep
 	}
 
@@ -298,7 +300,7 @@ func webService(t *testing.T) *scenario.Scenario {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := runpkg.Loader(tc).LoadFiles("../../fixtures/scenarios/web-service.yaml")
+	s, err := repo.Loader(tc).LoadFiles("../../fixtures/scenarios/web-service.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,15 +11,16 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/attribute"
 	"github.com/nodeprint/nodeprint/pkg/diff"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	"github.com/nodeprint/nodeprint/pkg/harness"
+	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/report"
-	runpkg "github.com/nodeprint/nodeprint/pkg/run"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 )
 
 // recordAnomaly runs a fault scenario and writes its anomaly fingerprint,
 // refusing to record a wrong attribution.
-func recordAnomaly(ctx context.Context, stdout io.Writer, r *runpkg.Runner, f *scenarioFlags, s *scenario.Scenario) error {
-	out, err := r.Entry(ctx, s, nil)
+func recordAnomaly(ctx context.Context, stdout io.Writer, j *harness.Job, h *harness.Harness, s *scenario.Scenario) error {
+	out, err := h.Judge.Entry(ctx, s, nil)
 	if err != nil {
 		return err
 	}
@@ -29,7 +30,7 @@ func recordAnomaly(ctx context.Context, stdout io.Writer, r *runpkg.Runner, f *s
 	}
 	res := out.Fault
 	a := attribute.NewAnomaly(s.Metadata.Name, s.Spec.Fault.Name, s.Spec.Fault.Params, res.Clean.Fingerprint, res.Faulted.Fingerprint, res.Diff, res.Verdict)
-	path := attribute.AnomalyPath(f.fingerprints, s.Metadata.Name)
+	path := repo.AnomalyPath(j.BaselineDir, s.Metadata.Name)
 	if err := a.Save(path); err != nil {
 		return err
 	}
@@ -47,25 +48,21 @@ A plain scenario runs N times and its baseline is written; a fault scenario runs
 faulted once, and its anomaly fingerprint is written only when the verdict is the expected one.`,
 		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			paths, err := expandPaths(args)
-			if err != nil {
-				return usageError{err}
-			}
-			return withScenarios(cmd.Context(), f, paths, stderr, func(ctx context.Context, r *runpkg.Runner, env fingerprint.Provenance, s *scenario.Scenario) error {
+			return withScenarios(cmd.Context(), f, args, stderr, func(ctx context.Context, j *harness.Job, h *harness.Harness, s *scenario.Scenario) error {
 				if s.Spec.Fault != nil {
-					return recordAnomaly(ctx, stdout, r, f, s)
+					return recordAnomaly(ctx, stdout, j, h, s)
 				}
 				runs := s.Spec.Baseline.Runs
 				if f.runs > 0 {
 					runs = f.runs
 				}
-				b, err := r.Record(ctx, env, s, runs)
+				b, err := h.Judge.Record(ctx, h.Provenance, s, runs)
 				if err != nil {
 					return err
 				}
-				path := fingerprint.Path(f.fingerprints, s.Metadata.Name)
+				path := fingerprint.Path(j.BaselineDir, s.Metadata.Name)
 				if f.add {
-					recorded := f.baselines[s.Metadata.Name]
+					recorded := j.Baselines[s.Metadata.Name]
 					if b, err = recorded.Merge(b); err != nil {
 						return fmt.Errorf("%s: %w", path, err)
 					}

@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/nodeprint/nodeprint/pkg/attribute"
-	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	"github.com/nodeprint/nodeprint/pkg/harness"
 	"github.com/nodeprint/nodeprint/pkg/report"
-	runpkg "github.com/nodeprint/nodeprint/pkg/run"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
+	"github.com/nodeprint/nodeprint/pkg/toolchain"
 )
 
 // reportScenarios runs each scenario to its report entry, prints the
@@ -24,15 +24,15 @@ func reportScenarios(ctx context.Context, command string, f *scenarioFlags, path
 	print func(io.Writer, *report.Scenario)) error {
 	rep := report.New(command, time.Now())
 	var mu sync.Mutex
-	err := withScenarios(ctx, f, paths, stderr, func(ctx context.Context, r *runpkg.Runner, env fingerprint.Provenance, s *scenario.Scenario) error {
-		out, err := r.Entry(ctx, s, f.baselines[s.Metadata.Name])
+	err := withScenarios(ctx, f, paths, stderr, func(ctx context.Context, j *harness.Job, h *harness.Harness, s *scenario.Scenario) error {
+		out, err := h.Judge.Entry(ctx, s, j.Baselines[s.Metadata.Name])
 		sc := out.Entry
 		if err != nil && interrupted(ctx) {
 			sc.Error, sc.Verdict = "interrupted before it completed; what it created was deleted", nil
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		rep.Stack = report.Stack{Karpenter: env.Karpenter, Kubernetes: env.Kubernetes, Cluster: f.clusterName}
+		rep.Stack = report.Stack{Karpenter: h.Provenance.Karpenter, Kubernetes: h.Provenance.Kubernetes, Cluster: h.Name}
 		rep.Add(sc)
 		if !asJSON {
 			print(stdout, &sc)
@@ -76,7 +76,7 @@ func finishReport(ctx context.Context, stdout, stderr io.Writer, rep *report.Rep
 	rep.Finish(time.Now(), exitCode(ctx, err))
 	if u := rep.Upgrade; u != nil {
 		if u.From == "" {
-			u.From = f.pinned // only fault scenarios ran: their baseline is the clean run
+			u.From = pinnedKarpenter() // only fault scenarios ran: their baseline is the clean run
 		}
 		if !asJSON {
 			fmt.Fprintln(stdout, rep.UpgradeLine())
@@ -203,4 +203,13 @@ func printReasonAndEvidence(w io.Writer, v *attribute.Verdict) {
 			fmt.Fprintf(w, "    evidence: %s\n", e)
 		}
 	}
+}
+
+// pinnedKarpenter is the pinned Karpenter release ("" without a toolchain).
+func pinnedKarpenter() string {
+	tc, err := toolchain.Find()
+	if err != nil {
+		return ""
+	}
+	return tc.Versions.Karpenter
 }

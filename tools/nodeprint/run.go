@@ -25,13 +25,9 @@ Exit codes: 0 all passed, 1 a wrong attribution or a plain scenario whose verdic
 3 environment failure.`,
 		Args: usageArgs(cobra.MinimumNArgs(1)),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			paths, err := expandPaths(args)
-			if err != nil {
-				return usageError{err}
-			}
 			// A plain scenario is attributed against its committed baseline.
 			f.needBaseline = func(s *scenario.Scenario) bool { return s.Spec.Fault == nil }
-			return reportScenarios(cmd.Context(), "run", f, paths, stdout, stderr, asJSON, printScenario)
+			return reportScenarios(cmd.Context(), "run", f, args, stdout, stderr, asJSON, printScenario)
 		},
 	}
 	addScenarioFlags(cmd, f)

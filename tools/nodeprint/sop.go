@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	runpkg "github.com/nodeprint/nodeprint/pkg/run"
+	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 	"github.com/nodeprint/nodeprint/pkg/sop"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
@@ -42,7 +42,7 @@ per language. The numbers come from the fingerprints directory, so
 			if fingerprints == "" {
 				fingerprints = layout.Fingerprints()
 			}
-			in, err := sop.Load(runpkg.Loader(tc), layout.Root, scenarios, fingerprints)
+			in, err := sop.Load(repo.Loader(tc), layout.Root, scenarios, fingerprints)
 			var inErr *sop.InputError
 			var fieldErrs scenario.ErrorList
 			if errors.As(err, &inErr) || errors.As(err, &fieldErrs) {

@@ -114,14 +114,4 @@ func setCacheDir(dir string) error {
 // project is the repository whose scenarios, fingerprints and runbooks
 // the commands default to: a team repository (nodeprint.yaml) at or above
 // the working directory, else the checkout nodeprint runs from.
-func project(tc *toolchain.Toolchain) repo.Layout {
-	wd, err := os.Getwd()
-	if err != nil {
-		wd = "."
-	}
-	checkout := ""
-	if tc.Source == toolchain.Checkout {
-		checkout = tc.Root
-	}
-	return repo.Find(wd, checkout)
-}
+func project(tc *toolchain.Toolchain) repo.Layout { return repo.Default(tc) }

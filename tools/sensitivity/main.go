@@ -134,7 +134,7 @@ func load(tc *toolchain.Toolchain, names []string) (map[string]*scenario.Scenari
 	for _, n := range names {
 		files = append(files, repo.At(tc.Root).Scenario(strings.TrimSpace(n)))
 	}
-	ss, err := run.Loader(tc).LoadFiles(files...)
+	ss, err := repo.Loader(tc).LoadFiles(files...)
 	if err != nil {
 		return nil, err
 	}

@@ -61,9 +61,7 @@ func (e *Environment) ExpectExplained(ctx context.Context, cfg *rest.Config, c c
 // Catalog is the instance catalog the suite's cluster runs Karpenter with.
 func (e *Environment) Catalog() string {
 	GinkgoHelper()
-	local, err := e.localCluster()
-	Expect(err).NotTo(HaveOccurred())
-	return local.Catalog()
+	return e.catalogOf(context.Background())
 }
 
 // Admin is the suite's own access to the cluster, for explain.

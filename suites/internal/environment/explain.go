@@ -22,11 +22,10 @@ import (
 // knows nothing of (EKS), and takes what it needs from the Node objects.
 func (e *Environment) ExpectExplainedWhileFaulted(ctx context.Context, scenarioFile, workload, layer, rule string, withCatalog bool) {
 	GinkgoHelper()
-	s, err := run.Loader(e.Toolchain).Load(filepath.Join(e.Toolchain.Root, scenarioFile))
+	s, err := repo.Loader(e.Toolchain).Load(filepath.Join(e.Toolchain.Root, scenarioFile))
 	Expect(err).NotTo(HaveOccurred())
 	By(fmt.Sprintf("running %s with fault %s and explaining the cluster while it is in place", s.Metadata.Name, s.Spec.Fault.Name))
-	local, err := e.localCluster()
-	Expect(err).NotTo(HaveOccurred())
+	catalog := e.catalogOf(ctx)
 	cfg, err := kube.Config(e.Kubeconfig)
 	Expect(err).NotTo(HaveOccurred())
 	var got []explain.Workload
@@ -35,7 +34,7 @@ func (e *Environment) ExpectExplainedWhileFaulted(ctx context.Context, scenarioF
 		run.WhileFaulted(func(ctx context.Context, res *run.Result) {
 			opts := []explain.Option{explain.InNamespaces(res.ID)}
 			if withCatalog {
-				opts = append(opts, explain.WithCatalog(local.Catalog()))
+				opts = append(opts, explain.WithCatalog(catalog))
 			}
 			got, explainErr = explain.Explain(ctx, cfg, e.Client, opts...)
 		}))

@@ -13,6 +13,7 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/run"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
+	"github.com/nodeprint/nodeprint/pkg/verify"
 )
 
 // FaultScenarioEntries makes one entry per fault scenario, labelled
@@ -33,12 +34,12 @@ func FaultScenarioEntries(dir func(repo.Layout) string, decorators ...any) []Tab
 // ExpectAttributed runs the fault scenario (clean, then faulted; the
 // injector's Restore is registered with DeferCleanup as soon as it exists)
 // and expects the verdict to name the expected layer and rule.
-func (e *Environment) ExpectAttributed(ctx context.Context, s *scenario.Scenario, opts ...run.FaultOption) *run.FaultResult {
+func (e *Environment) ExpectAttributed(ctx context.Context, s *scenario.Scenario, opts ...run.FaultOption) *verify.FaultResult {
 	GinkgoHelper()
 	Expect(s.Spec.Fault).NotTo(BeNil(), "%s has no fault block", s.Path)
 	Expect(s.Spec.Fault.Expect).NotTo(BeNil(), "%s: spec.fault.expect is needed in the fault suite", s.Path)
 	By(fmt.Sprintf("running %s clean, then with fault %s", s.Metadata.Name, s.Spec.Fault.Name))
-	out, err := e.runner(ctx).Entry(ctx, s, nil, append([]run.FaultOption{run.OnInject(func(inj faults.Injector) {
+	out, err := e.judge(ctx).Entry(ctx, s, nil, append([]run.FaultOption{run.OnInject(func(inj faults.Injector) {
 		DeferCleanup(inj.Restore)
 	})}, opts...)...)
 	recordScenario(out.Entry)
@@ -55,21 +56,21 @@ func (e *Environment) ExpectAttributed(ctx context.Context, s *scenario.Scenario
 }
 
 // RecordAnomaly writes the fault run's anomaly fingerprint.
-func (e *Environment) RecordAnomaly(res *run.FaultResult) {
+func (e *Environment) RecordAnomaly(res *verify.FaultResult) {
 	GinkgoHelper()
 	By("recording the anomaly fingerprint of " + res.Scenario.Metadata.Name)
 	f := res.Scenario.Spec.Fault
 	a := attribute.NewAnomaly(res.Scenario.Metadata.Name, f.Name, f.Params, res.Clean.Fingerprint, res.Faulted.Fingerprint, res.Diff, res.Verdict)
-	Expect(a.Save(attribute.AnomalyPath(e.fingerprintsDir(), res.Scenario.Metadata.Name))).To(Succeed())
+	Expect(a.Save(repo.AnomalyPath(e.fingerprintsDir(), res.Scenario.Metadata.Name))).To(Succeed())
 }
 
 // ExpectAnomalyRecorded expects the committed anomaly fingerprint to exist
 // and to name the layer and rule this run reached, so that the runbooks
 // generated from it describe what the classifier does.
-func (e *Environment) ExpectAnomalyRecorded(res *run.FaultResult) {
+func (e *Environment) ExpectAnomalyRecorded(res *verify.FaultResult) {
 	GinkgoHelper()
 	By("checking the recorded anomaly fingerprint of " + res.Scenario.Metadata.Name)
-	path := attribute.AnomalyPath(e.fingerprintsDir(), res.Scenario.Metadata.Name)
+	path := repo.AnomalyPath(e.fingerprintsDir(), res.Scenario.Metadata.Name)
 	a, err := attribute.LoadAnomaly(path)
 	Expect(err).NotTo(HaveOccurred(), "record it with: go test ./suites/faults/... -args -update-fingerprints")
 	Expect(a.Fault).To(Equal(res.Scenario.Spec.Fault.Name), "%s is stale", path)

@@ -27,7 +27,7 @@ var checkPlan = sync.OnceValues(func() (map[string][]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	ss, err := run.Loader(tc).LoadDir(repo.At(tc.Root).FaultScenarios())
+	ss, err := repo.Loader(tc).LoadDir(repo.At(tc.Root).FaultScenarios())
 	if err != nil {
 		return nil, err
 	}

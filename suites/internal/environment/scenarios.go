@@ -19,6 +19,7 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 	"github.com/nodeprint/nodeprint/pkg/sensitivity"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
+	"github.com/nodeprint/nodeprint/pkg/verify"
 )
 
 // ScenarioEntries makes one table entry per scenario file in dir, labelled
@@ -36,17 +37,19 @@ func scenarioEntries(dirOf func(repo.Layout) string, labels func(*scenario.Scena
 		return []TableEntry{Entry("loading scenarios", append([]any{(*scenario.Scenario)(nil), err}, decorators...)...)}
 	}
 	dir := dirOf(repo.At(tc.Root))
-	ss, err := run.Loader(tc).LoadDir(dir)
+	// The suites' job is the CLI's: loaded, preflighted, checked before
+	// any cluster is touched.
+	job, err := harness.NewJob(context.Background(), []string{dir}, harness.WithToolchain(tc), harness.WithLayout(repo.At(tc.Root)))
 	if err != nil {
 		return []TableEntry{Entry("loading scenarios in "+dir, append([]any{(*scenario.Scenario)(nil), err}, decorators...)...)}
 	}
 	var out []TableEntry
-	for _, s := range ss {
+	for _, s := range job.Scenarios {
 		args := append([]any{s, error(nil), Label(append([]string{"scenario:" + s.Metadata.Name}, labels(s)...)...)}, decorators...)
 		// Under ginkgo -p the specs share one cluster: a cluster-wide fault,
 		// a baseline's timings, or another catalog (switching it restarts
 		// Karpenter) must run alone, which is what Serial means.
-		if run.RunsAlone(s) || s.CatalogPath != tc.Paths().InstanceTypes || len(s.Spec.Karpenter.Env()) > 0 {
+		if harness.RunsAlone(s) || s.CatalogPath != tc.Paths().InstanceTypes || len(s.Spec.Karpenter.Env()) > 0 {
 			args = append(args, Serial)
 		}
 		out = append(out, Entry(s.Metadata.Name, args...))
@@ -54,19 +57,38 @@ func scenarioEntries(dirOf func(repo.Layout) string, labels func(*scenario.Scena
 	return out
 }
 
-// runner is the spec's runner on the suite's cluster, supervised; the
+// harness is the spec's harness on the suite's cluster, supervised; the
 // supervisor stops when the spec ends.
-func (e *Environment) runner(ctx context.Context) *run.Runner {
+func (e *Environment) harness(ctx context.Context) *harness.Harness {
 	GinkgoHelper()
 	h, err := harness.New(ctx, harness.WithCluster(e.ClusterName), harness.WithToolchain(e.Toolchain),
 		harness.WithProgress(func(msg string) { fmt.Fprintln(GinkgoWriter, msg) }))
 	Expect(err).NotTo(HaveOccurred(), "the suite's cluster")
 	DeferCleanup(h.Close)
-	return h.Runner
+	return h
 }
 
-func (e *Environment) localCluster() (*cluster.Local, error) {
-	return cluster.NewLocal(cluster.WithName(e.ClusterName), cluster.WithToolchain(e.Toolchain))
+// runner is the spec's runner on the suite's cluster.
+func (e *Environment) runner(ctx context.Context) *run.Runner {
+	GinkgoHelper()
+	return e.harness(ctx).Runner
+}
+
+// judge is the judge of the spec's runs on the suite's cluster.
+func (e *Environment) judge(ctx context.Context) *verify.Judge {
+	GinkgoHelper()
+	return e.harness(ctx).Judge
+}
+
+// catalogOf asks the suite's cluster, through the harness like every
+// command, for the catalog its Karpenter runs with.
+func (e *Environment) catalogOf(ctx context.Context) string {
+	GinkgoHelper()
+	h, err := harness.Attach(ctx, harness.WithCluster(e.ClusterName), harness.WithToolchain(e.Toolchain))
+	Expect(err).NotTo(HaveOccurred())
+	cat, ok := h.Provider.(cluster.CatalogSource)
+	Expect(ok).To(BeTrue(), "the suite's cluster knows its catalog")
+	return cat.Catalog()
 }
 
 func (e *Environment) fingerprintsDir() string {
@@ -81,7 +103,7 @@ func (e *Environment) ExpectMatchesBaseline(ctx context.Context, s *scenario.Sce
 	By(fmt.Sprintf("verifying scenario %s against its baseline", s.Metadata.Name))
 	b, err := fingerprint.LoadBaseline(fingerprint.Path(e.fingerprintsDir(), s.Metadata.Name))
 	Expect(err).NotTo(HaveOccurred())
-	out, err := e.runner(ctx).Entry(ctx, s, b)
+	out, err := e.judge(ctx).Entry(ctx, s, b)
 	recordScenario(out.Entry)
 	Expect(err).NotTo(HaveOccurred())
 	AddReportEntry("diff", out.Entry.Diff.Text())
@@ -104,7 +126,7 @@ func (e *Environment) RecordBaseline(ctx context.Context, s *scenario.Scenario) 
 	Expect(s).NotTo(BeNil(), "no scenario")
 	By(fmt.Sprintf("recording scenario %s from %d runs", s.Metadata.Name, s.Spec.Baseline.Runs))
 	start := time.Now()
-	b, err := e.runner(ctx).Record(ctx, run.Provenance(e.Toolchain), s, s.Spec.Baseline.Runs)
+	b, err := e.judge(ctx).Record(ctx, repo.Provenance(e.Toolchain), s, s.Spec.Baseline.Runs)
 	Expect(err).NotTo(HaveOccurred())
 	path := fingerprint.Path(e.fingerprintsDir(), s.Metadata.Name)
 	Expect(b.Save(path)).To(Succeed())
@@ -131,7 +153,7 @@ func (e *Environment) ExpectSlowdownCaught(ctx context.Context, s *scenario.Scen
 	Expect(err).NotTo(HaveOccurred())
 	DeferCleanup(restore, NodeTimeout(time.Minute))
 	By(fmt.Sprintf("verifying scenario %s against its baseline, slowed", s.Metadata.Name))
-	out, err := e.runner(ctx).Entry(ctx, s, b)
+	out, err := e.judge(ctx).Entry(ctx, s, b)
 	Expect(err).NotTo(HaveOccurred())
 	d := out.Entry.Diff
 	AddReportEntry("diff", d.Text())
@@ -154,7 +176,7 @@ func LoadScenario(name string) (*scenario.Scenario, error) {
 	if err != nil {
 		return nil, err
 	}
-	ss, err := run.Loader(tc).LoadFiles(repo.At(tc.Root).Scenario(name))
+	ss, err := repo.Loader(tc).LoadFiles(repo.At(tc.Root).Scenario(name))
 	if err != nil {
 		return nil, err
 	}

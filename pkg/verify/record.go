@@ -1,4 +1,4 @@
-package run
+package verify
 
 import (
 	"context"
@@ -10,11 +10,11 @@ import (
 )
 
 // Record runs a scenario n times and aggregates the runs into a baseline.
-func (r *Runner) Record(ctx context.Context, env fingerprint.Provenance, s *scenario.Scenario, n int) (*fingerprint.Baseline, error) {
+func (j *Judge) Record(ctx context.Context, env fingerprint.Provenance, s *scenario.Scenario, n int) (*fingerprint.Baseline, error) {
 	var fps []*fingerprint.Fingerprint
 	var applied *inputs.Inputs
 	for i := 0; i < n; i++ {
-		res, err := r.Run(ctx, s)
+		res, err := j.runner.Run(ctx, s)
 		if err != nil {
 			return nil, fmt.Errorf("scenario %s, run %d of %d: %w", s.Metadata.Name, i+1, n, err)
 		}

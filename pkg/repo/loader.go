@@ -1,9 +1,10 @@
-package run
+package repo
 
 import (
+	"os"
+
 	"github.com/nodeprint/nodeprint/pkg/faults"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
-	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
 )
@@ -11,7 +12,7 @@ import (
 // Loader loads scenarios against the repository's fixtures and the KWOK
 // provider's generic catalog from the toolchain, as the CLI and the suites do.
 func Loader(tc *toolchain.Toolchain) *scenario.Loader {
-	return &scenario.Loader{FixturesDir: repo.At(tc.Root).Fixtures(), GenericCatalog: tc.Paths().InstanceTypes, ValidateFault: faults.Validate}
+	return &scenario.Loader{FixturesDir: At(tc.Root).Fixtures(), GenericCatalog: tc.Paths().InstanceTypes, ValidateFault: faults.Validate}
 }
 
 // Provenance is what a baseline records it was made with; the catalog
@@ -20,7 +21,17 @@ func Provenance(tc *toolchain.Toolchain) fingerprint.Provenance {
 	return fingerprint.Provenance{Karpenter: tc.Versions.Karpenter, Kubernetes: tc.Versions.Kubernetes, KarpenterSettings: map[string]string{}}
 }
 
-// ObservationEnv names the observation (gzipped JSON) BenchmarkPipeline
-// reads instead of the committed testdata/observation-5000.json.gz;
-// make bench passes the one it just recorded.
-const ObservationEnv = "NODEPRINT_OBSERVATION"
+// Default is the layout commands and jobs default to: the team repository
+// at or above the working directory, else the checkout the toolchain was
+// found in (Find), else a team repository at the working directory.
+func Default(tc *toolchain.Toolchain) Layout {
+	wd, err := os.Getwd()
+	if err != nil {
+		wd = "."
+	}
+	checkout := ""
+	if tc.Source == toolchain.Checkout {
+		checkout = tc.Root
+	}
+	return Find(wd, checkout)
+}

@@ -1,11 +1,9 @@
-package run
+package harness
 
 import (
-	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 
+	"github.com/nodeprint/nodeprint/pkg/cluster"
 	"github.com/nodeprint/nodeprint/pkg/faults"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 )
@@ -41,43 +39,10 @@ func CheckExisting(s *scenario.Scenario, catalog string) error {
 		return &UnsupportedError{Scenario: s.Path, Field: "spec.karpenter.settings",
 			Reason: "nodeprint cannot restart the Karpenter of a cluster it does not own with other settings; run the scenario with --provider local"}
 	}
-	if !sameFile(s.CatalogPath, catalog) {
+	if !cluster.SameFile(s.CatalogPath, catalog) {
 		return &UnsupportedError{Scenario: s.Path, Field: "spec.catalog",
 			Reason: fmt.Sprintf("the scenario needs catalog %q (%s) but the existing cluster's Karpenter runs with %s; pass --catalog with the file it runs with, or run the scenario with --provider local",
 				s.Spec.Catalog, s.CatalogPath, catalog)}
-	}
-	return nil
-}
-
-// sameFile is whether a and b name one file: --catalog is relative to the
-// working directory or reached through a symbolic link as often as not,
-// while the loader's path is under the fixtures directory. Paths that do
-// not exist (the generic catalog before the toolchain is built) compare as
-// cleaned absolute paths.
-func sameFile(a, b string) bool {
-	if ai, err := os.Stat(a); err == nil {
-		if bi, err := os.Stat(b); err == nil {
-			return os.SameFile(ai, bi)
-		}
-	}
-	aa, err1 := filepath.Abs(a)
-	bb, err2 := filepath.Abs(b)
-	return err1 == nil && err2 == nil && filepath.Clean(aa) == filepath.Clean(bb)
-}
-
-// FixedCatalog is the catalog switcher of a cluster whose Karpenter cannot
-// be restarted: asking for another catalog is an error (CheckExisting
-// refuses such scenarios first).
-type FixedCatalog string
-
-// UseKarpenter accepts only the cluster's own catalog, with the settings
-// its Karpenter runs with (CheckExisting refuses a scenario that sets any).
-func (f FixedCatalog) UseKarpenter(_ context.Context, path string, settings map[string]string) error {
-	if len(settings) > 0 {
-		return fmt.Errorf("the cluster's Karpenter cannot be restarted with the scenario's settings")
-	}
-	if !sameFile(path, string(f)) {
-		return fmt.Errorf("the cluster's Karpenter runs with catalog %s and nodeprint cannot restart it with %s", string(f), path)
 	}
 	return nil
 }
