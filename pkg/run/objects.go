@@ -84,56 +84,11 @@ func Build(s *scenario.Scenario, id string) (*Objects, error) {
 		o.OtherNodePools = append(o.OtherNodePools, np)
 		runNames[other.Name] = np.Name
 	}
-	for _, w := range s.Spec.Workloads {
-		// The workload's own labels (a manifest's spread and affinity
-		// select on them) over a default app label, and the run's, which
-		// win.
-		podLabels := merge(merge(map[string]string{"app": w.Name}, w.Labels), map[string]string{observe.WorkloadLabel: w.Name, observe.RunLabel: id})
-		annotations := map[string]string{}
-		for k, v := range w.Usage {
-			annotations["kwok.x-k8s.io/usage-"+k] = v
-		}
-		spread := make([]corev1.TopologySpreadConstraint, len(w.TopologySpreadConstraints))
-		for i, c := range w.TopologySpreadConstraints {
-			c = *c.DeepCopy()
-			if c.LabelSelector == nil {
-				c.LabelSelector = &metav1.LabelSelector{MatchLabels: map[string]string{observe.WorkloadLabel: w.Name, observe.RunLabel: id}}
-			}
-			spread[i] = c
-		}
-		requests, err := quantities(w.Requests)
+	for i := range s.Spec.Workloads {
+		w := &s.Spec.Workloads[i]
+		d, err := buildDeployment(s.Metadata.Name, id, w, runNames)
 		if err != nil {
-			return nil, fmt.Errorf("scenario %s: workload %s: requests: %w", s.Metadata.Name, w.Name, err)
-		}
-		limits, err := quantities(w.Limits)
-		if err != nil {
-			return nil, fmt.Errorf("scenario %s: workload %s: limits: %w", s.Metadata.Name, w.Name, err)
-		}
-		replicas := w.Replicas
-		if w.HPA != nil {
-			replicas = w.HPA.MinReplicas
-		}
-		d := &appsv1.Deployment{
-			ObjectMeta: metav1.ObjectMeta{Name: w.Name, Namespace: id, Labels: runLabels},
-			Spec: appsv1.DeploymentSpec{
-				Replicas: &replicas,
-				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{observe.WorkloadLabel: w.Name}},
-				Template: corev1.PodTemplateSpec{
-					ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: annotations},
-					Spec: corev1.PodSpec{
-						NodeSelector:              renameNodePools(merge(w.NodeSelector, runLabels), runNames),
-						Affinity:                  renameAffinityNodePools(w.Affinity.DeepCopy(), runNames),
-						Tolerations:               w.Tolerations,
-						TopologySpreadConstraints: spread,
-						// KWOK runs no container; the image is never pulled.
-						Containers: []corev1.Container{{
-							Name: w.Name, Image: "registry.k8s.io/pause:3.10",
-							Resources: corev1.ResourceRequirements{Requests: requests, Limits: limits},
-						}},
-						TerminationGracePeriodSeconds: new(int64),
-					},
-				},
-			},
+			return nil, err
 		}
 		o.Deployments = append(o.Deployments, d)
 		if h := w.HPA; h != nil {
@@ -141,6 +96,64 @@ func Build(s *scenario.Scenario, id string) (*Objects, error) {
 		}
 	}
 	return o, nil
+}
+
+// buildDeployment is a workload as the run id applies it: its pods carry
+// the run's and the workload's labels and select the run's nodes (the
+// scenario's NodePool names renamed to the run's, runNames).
+func buildDeployment(scenarioName, id string, w *scenario.Workload, runNames map[string]string) (*appsv1.Deployment, error) {
+	runLabels := map[string]string{observe.RunLabel: id}
+	// The workload's own labels (a manifest's spread and affinity
+	// select on them) over a default app label, and the run's, which
+	// win.
+	podLabels := merge(merge(map[string]string{"app": w.Name}, w.Labels), map[string]string{observe.WorkloadLabel: w.Name, observe.RunLabel: id})
+	annotations := map[string]string{}
+	for k, v := range w.Usage {
+		annotations["kwok.x-k8s.io/usage-"+k] = v
+	}
+	spread := make([]corev1.TopologySpreadConstraint, len(w.TopologySpreadConstraints))
+	for i, c := range w.TopologySpreadConstraints {
+		c = *c.DeepCopy()
+		if c.LabelSelector == nil {
+			c.LabelSelector = &metav1.LabelSelector{MatchLabels: map[string]string{observe.WorkloadLabel: w.Name, observe.RunLabel: id}}
+		}
+		spread[i] = c
+	}
+	requests, err := quantities(w.Requests)
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: workload %s: requests: %w", scenarioName, w.Name, err)
+	}
+	limits, err := quantities(w.Limits)
+	if err != nil {
+		return nil, fmt.Errorf("scenario %s: workload %s: limits: %w", scenarioName, w.Name, err)
+	}
+	replicas := w.Replicas
+	if w.HPA != nil {
+		replicas = w.HPA.MinReplicas
+	}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: w.Name, Namespace: id, Labels: runLabels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{observe.WorkloadLabel: w.Name}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: podLabels, Annotations: annotations},
+				Spec: corev1.PodSpec{
+					NodeSelector:              renameNodePools(merge(w.NodeSelector, runLabels), runNames),
+					Affinity:                  renameAffinityNodePools(w.Affinity.DeepCopy(), runNames),
+					Tolerations:               w.Tolerations,
+					TopologySpreadConstraints: spread,
+					// KWOK runs no container; the image is never pulled.
+					Containers: []corev1.Container{{
+						Name: w.Name, Image: "registry.k8s.io/pause:3.10",
+						Resources: corev1.ResourceRequirements{Requests: requests, Limits: limits},
+					}},
+					TerminationGracePeriodSeconds: new(int64),
+				},
+			},
+		},
+	}
+	return d, nil
 }
 
 // runNodePool is a scenario's NodePool as a run applies it: named name,

@@ -7,8 +7,6 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/attribute"
 	"github.com/nodeprint/nodeprint/pkg/diff"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
-	"github.com/nodeprint/nodeprint/pkg/fit"
-	"github.com/nodeprint/nodeprint/pkg/inputs"
 	"github.com/nodeprint/nodeprint/pkg/run"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 )
@@ -56,40 +54,4 @@ func (j *Judge) Fault(ctx context.Context, s *scenario.Scenario, opts ...run.Fau
 	}
 	j.progress(fmt.Sprintf("scenario %s: %s", s.Metadata.Name, res.Verdict.Summary()))
 	return res, nil
-}
-
-// Attribute classifies a finished run against a baseline (a recorded one
-// for a plain scenario; the clean run for a fault scenario). more are runs
-// of the same inputs that confirm res: their latencies and Karpenter's
-// usage are tested with res's.
-func Attribute(s *scenario.Scenario, res *run.Result, bl *fingerprint.Baseline, baselineInputs *inputs.Inputs, more ...*fingerprint.Fingerprint) (*diff.Diff, *attribute.Verdict, error) {
-	d := diff.Compare(bl, diff.RulesFor(s), res.Fingerprint, more...)
-	rs, err := attribute.Rules()
-	if err != nil {
-		return nil, nil, err
-	}
-	v, err := attribute.Classify(rs, &attribute.Input{
-		Scenario: s.Metadata.Name, Baseline: bl, Observed: res.Fingerprint, Observation: res.Observation,
-		Diff: d, Facts: res.Facts, Inputs: res.Inputs, BaselineInputs: baselineInputs,
-	})
-	return d, v, err
-}
-
-// Preflight checks, without a cluster, that the scenario's objects build
-// and its fault binds to them (a memory leak needs a memory limit, a named
-// workload must exist), so bad input fails before anything is applied.
-func Preflight(ctx context.Context, s *scenario.Scenario) error {
-	objs, err := run.Build(s, s.Metadata.Name+"-preflight")
-	if err != nil {
-		return err
-	}
-	if s.Spec.Fault == nil {
-		return nil
-	}
-	shapes, err := fit.Load(ctx, s.CatalogPath)
-	if err != nil {
-		return err
-	}
-	_, err = run.BindFault(s, objs, shapes, nil, nil)
-	return err
 }

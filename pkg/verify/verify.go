@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/nodeprint/nodeprint/pkg/attribute"
 	"github.com/nodeprint/nodeprint/pkg/diff"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
 	"github.com/nodeprint/nodeprint/pkg/inputs"
@@ -151,4 +152,21 @@ func (j *Judge) confirm(ctx context.Context, s *scenario.Scenario, b *fingerprin
 		more = append(more, again)
 	}
 	return more, nil
+}
+
+// Attribute classifies a finished run against a baseline (a recorded one
+// for a plain scenario; the clean run for a fault scenario). more are runs
+// of the same inputs that confirm res: their latencies and Karpenter's
+// usage are tested with res's.
+func Attribute(s *scenario.Scenario, res *run.Result, bl *fingerprint.Baseline, baselineInputs *inputs.Inputs, more ...*fingerprint.Fingerprint) (*diff.Diff, *attribute.Verdict, error) {
+	d := diff.Compare(bl, diff.RulesFor(s), res.Fingerprint, more...)
+	rs, err := attribute.Rules()
+	if err != nil {
+		return nil, nil, err
+	}
+	v, err := attribute.Classify(rs, &attribute.Input{
+		Scenario: s.Metadata.Name, Baseline: bl, Observed: res.Fingerprint, Observation: res.Observation,
+		Diff: d, Facts: res.Facts, Inputs: res.Inputs, BaselineInputs: baselineInputs,
+	})
+	return d, v, err
 }
