@@ -510,7 +510,12 @@ func (b *Baseline) checkSamples(add func(field, msg string, args ...any)) {
 		}
 		field := m.Field
 		if len(smp.Values) == 0 {
-			continue // not recorded (an early schema-1 file)
+			if b.SchemaVersion >= 3 && smp.Median != 0 {
+				// Emptied by hand or by a tool: without its values the
+				// metric would silently go untested.
+				add(field+".values", "missing, though the median %g says %d runs were recorded: verification tests the runs' values; re-record (nodeprint record %s)", smp.Median, b.Runs, b.Scenario)
+			}
+			continue // not recorded (an early schema-1 file, or a metric newer than the file)
 		}
 		if len(smp.Values) != b.Runs {
 			add(field+".values", "%d values for %d runs: one value a run", len(smp.Values), b.Runs)

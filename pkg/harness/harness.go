@@ -68,6 +68,7 @@ type options struct {
 	// The job's (NewJob).
 	shard, karpenterVersion, karpenterBinary, baselineDir string
 	parallel                                              int
+	repeat                                                *verify.Repeat
 	layout                                                *repo.Layout
 	needBaseline                                          func(*scenario.Scenario) bool
 }

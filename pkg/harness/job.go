@@ -61,6 +61,18 @@ func WithBaselines(dir string, need func(*scenario.Scenario) bool) Option {
 	return func(o *options) { o.baselineDir, o.needBaseline = dir, need }
 }
 
+// WithRepeat verifies each plain scenario with that many runs
+// (verify.RepeatAuto: one, and as many more as the test needs). The job
+// then refuses a scenario whose test could not reach significance with
+// them (verify.CheckDecidable), and the judge runs them. Default: the
+// judge's, RepeatAuto, with no check (a job that records).
+func WithRepeat(n verify.Repeat) Option {
+	return func(o *options) {
+		o.repeat = &n
+		o.judgeOpts = append(o.judgeOpts, verify.WithRepeat(n))
+	}
+}
+
 // WithKarpenterVersion runs the scenarios with that Karpenter release
 // (vX.Y.Z) instead of the pinned one, on a temporary cluster of an owned
 // provider: the upgrade check (default: the pinned release).
@@ -267,6 +279,11 @@ func (j *Job) checkScenarios(ctx context.Context) error {
 				return fmt.Errorf("%s is compared with its baseline: %w", s.Path, err)
 			}
 			j.Baselines[s.Metadata.Name] = b
+			if j.o.repeat != nil && s.Spec.Fault == nil {
+				if err := verify.CheckDecidable(s, b, fingerprint.Path(dir, s.Metadata.Name), *j.o.repeat); err != nil {
+					return err
+				}
+			}
 		}
 		if !j.o.kind.Owned() {
 			if err := CheckExisting(s, j.o.catalog); err != nil {

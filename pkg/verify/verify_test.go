@@ -9,6 +9,7 @@ import (
 
 	"github.com/nodeprint/nodeprint/pkg/attribute"
 	"github.com/nodeprint/nodeprint/pkg/faults"
+	"github.com/nodeprint/nodeprint/pkg/fingerprint"
 	"github.com/nodeprint/nodeprint/pkg/layer"
 	"github.com/nodeprint/nodeprint/pkg/report"
 	"github.com/nodeprint/nodeprint/pkg/run"
@@ -112,6 +113,35 @@ func TestPasses(t *testing.T) {
 	} {
 		if got := Passes(c.s, c.v); got != c.want {
 			t.Errorf("%s: Passes = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// verify --repeat 1 or 2 against a baseline of ten runs could never fail
+// on a latency or Karpenter's usage (the smallest p is 1/11 or 1/66,
+// above 0.01): refused before anything runs, as is a baseline too small
+// for the runs auto would make.
+func TestAVerificationThatCannotDecideIsRefused(t *testing.T) {
+	s := load(t, "web-service")
+	ten := &fingerprint.Baseline{Scenario: "web-service", Runs: 10}
+	for _, c := range []struct {
+		b      *fingerprint.Baseline
+		repeat Repeat
+		want   string
+	}{
+		{ten, 1, "use --repeat auto or at least 3"},
+		{ten, 2, "use --repeat auto or at least 3"},
+		{ten, 3, ""},
+		{ten, RepeatAuto, ""},
+		{&fingerprint.Baseline{Scenario: "web-service", Runs: 1}, RepeatAuto, "record more runs"},
+	} {
+		err := CheckDecidable(s, c.b, "fingerprints/web-service.yaml", c.repeat)
+		var ue *UndecidableError
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%d recorded, repeat %d: %v, want decidable", c.b.Runs, c.repeat, err)
+		case c.want != "" && (!errors.As(err, &ue) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "fingerprints/web-service.yaml")):
+			t.Errorf("%d recorded, repeat %d: %v, want an *UndecidableError naming the baseline and saying %q", c.b.Runs, c.repeat, err, c.want)
 		}
 	}
 }

@@ -9,7 +9,7 @@ import (
 )
 
 func newRunCmd(stdout, stderr io.Writer) *cobra.Command {
-	f := &scenarioFlags{}
+	f := &scenarioFlags{verifies: true}
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "run PATH...",

@@ -28,6 +28,10 @@ type scenarioFlags struct {
 	karpenterBinary          string
 	parallel, runs           int
 	add                      bool
+	// verifies: the command verifies plain scenarios against their
+	// baselines (run, verify), so --repeat applies and must be able to
+	// decide.
+	verifies bool
 	// needBaseline says which scenarios are compared with their committed
 	// baseline (set by the command, not a flag): the job loads those
 	// before it starts a cluster, so a missing or malformed fingerprint
@@ -41,7 +45,7 @@ func (f *scenarioFlags) repeatRuns() (verify.Repeat, error) {
 		return verify.RepeatAuto, nil
 	}
 	n, err := strconv.Atoi(f.repeat)
-	if err != nil || n < 1 || n > 20 {
+	if err != nil || n < 1 || n > verify.MaxRepeat {
 		return 0, fmt.Errorf("--repeat %q: want auto, or a number of runs from 1 to 20", f.repeat)
 	}
 	return verify.Repeat(n), nil
@@ -76,11 +80,19 @@ func jobOf(ctx context.Context, f *scenarioFlags, args []string) (*harness.Job, 
 	if err != nil {
 		return nil, err
 	}
-	j, err := harness.NewJob(ctx, args, harness.WithToolchain(tc), harness.WithLayout(project(tc)),
+	opts := []harness.Option{}
+	if f.verifies {
+		repeat, err := f.repeatRuns()
+		if err != nil {
+			return nil, usageError{err}
+		}
+		opts = append(opts, harness.WithRepeat(repeat))
+	}
+	j, err := harness.NewJob(ctx, args, append(opts, harness.WithToolchain(tc), harness.WithLayout(project(tc)),
 		harness.WithProvider(cluster.Kind(f.provider)), harness.WithCluster(f.cluster),
 		harness.WithKubeconfig(f.kubeconfig), harness.WithCatalog(f.catalog),
 		harness.WithShard(f.shard), harness.WithParallel(f.parallel), harness.WithBaselines(f.fingerprints, f.needBaseline),
-		harness.WithKarpenterVersion(f.karpenterVersion), harness.WithKarpenterBinary(f.karpenterBinary))
+		harness.WithKarpenterVersion(f.karpenterVersion), harness.WithKarpenterBinary(f.karpenterBinary))...)
 	var bad *harness.UsageError
 	if errors.As(err, &bad) {
 		return nil, usageError{err}
@@ -106,11 +118,7 @@ func withScenarios(ctx context.Context, f *scenarioFlags, args []string, stderr 
 	if f.cluster == "" && cluster.Kind(f.provider).Owned() {
 		reportStale(stderr)
 	}
-	repeat, err := f.repeatRuns()
-	if err != nil {
-		return usageError{err}
-	}
-	h, err := j.Harness(ctx, harness.WithJudgeOptions(verify.WithRepeat(repeat)), harness.WithBuildOutput(stderr),
+	h, err := j.Harness(ctx, harness.WithBuildOutput(stderr),
 		harness.WithClusterEvents(func(e cluster.Event) { printEvent(stderr, start, e) }),
 		harness.WithProgress(func(msg string) { fmt.Fprintf(stderr, "[%6.1fs] %s\n", time.Since(start).Seconds(), msg) }))
 	var bad *harness.UsageError

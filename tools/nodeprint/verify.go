@@ -9,7 +9,7 @@ import (
 )
 
 func newVerifyCmd(stdout, stderr io.Writer) *cobra.Command {
-	f := &scenarioFlags{}
+	f := &scenarioFlags{verifies: true}
 	cmd := &cobra.Command{
 		Use:   "verify SCENARIO...",
 		Short: "Run each scenario once and compare it with its committed baseline; exit 1 unless the verdict is none",
