@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive,staticcheck
 
 	"github.com/nodeprint/nodeprint/pkg/cluster"
+	public "github.com/nodeprint/nodeprint/pkg/environment"
 	"github.com/nodeprint/nodeprint/pkg/report"
 	"github.com/nodeprint/nodeprint/suites/internal/environment"
 )
@@ -226,12 +227,12 @@ var _ = Describe("nodeprint run", Label("suite:lifecycle"), func() {
 		cli.ExpectRun(ctx, 0, "cluster", "up", "--name", name)
 		env := environment.New(strings.TrimSpace(cli.ExpectRun(ctx, 0, "cluster", "kubeconfig", "--name", name).Stdout))
 		ns := fmt.Sprintf("obs-%d", os.Getpid())
-		ob := env.StartObserver(ctx, ns)
+		ob := env.StartObserver(ctx, environment.ProbeTarget(ns))
 		cli.ExpectRun(ctx, 0, "cluster", "restart", "kube-apiserver", "--name", name)
 		// Created after the restart: only informers that watch again see them.
 		env.ExpectCreated(ctx, environment.ProbeWorkloadObjects(ns)...)
 		// client-go's reflector retries with a backoff of up to 30 s.
-		environment.EventuallyExpectObserved(ctx, ob, 2, 90*time.Second)
+		public.EventuallyExpectObserved(ctx, ob, 2, 90*time.Second)
 	}, SpecTimeout(4*time.Minute))
 
 	It("exits with the documented code in each of the four cases, and reports it", func(ctx SpecContext) {

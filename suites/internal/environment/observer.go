@@ -1,33 +1,19 @@
 package environment
 
 import (
-	"context"
-	"fmt"
-	"time"
-
-	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
-	. "github.com/onsi/gomega"    //nolint:revive,staticcheck
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/nodeprint/nodeprint/pkg/kube"
 	"github.com/nodeprint/nodeprint/pkg/observe"
 )
 
-// StartObserver starts the harness's observer on namespace ns (its
-// NodePool named the same) and stops it at the end of the spec.
-func (e *Environment) StartObserver(ctx context.Context, ns string) *observe.Observer {
-	GinkgoHelper()
-	By("starting an observer on namespace " + ns)
-	cfg, err := kube.Config(e.Kubeconfig)
-	Expect(err).NotTo(HaveOccurred())
-	ob, err := observe.Start(ctx, cfg, observe.Target{Run: ns, Namespace: ns, NodePool: ns, Workloads: map[string]int32{"probe": 2}})
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(ob.Stop)
-	return ob
+// ProbeTarget is what an observer of ProbeWorkloadObjects(ns) watches:
+// the namespace, its NodePool named the same, and the probe's two pods.
+func ProbeTarget(ns string) observe.Target {
+	return observe.Target{Run: ns, Namespace: ns, NodePool: ns, Workloads: map[string]int32{"probe": 2}}
 }
 
 // ProbeWorkloadObjects are a namespace and a Deployment of two pods that
@@ -50,13 +36,4 @@ func ProbeWorkloadObjects(ns string) []client.Object {
 				},
 			},
 		}}
-}
-
-// EventuallyExpectObserved expects the observer to record n pods within
-// timeout, through its informers.
-func EventuallyExpectObserved(ctx context.Context, ob *observe.Observer, n int, timeout time.Duration) {
-	GinkgoHelper()
-	By(fmt.Sprintf("waiting for the observer to record %d pods", n))
-	Eventually(func() int { return len(ob.Snapshot().Pods) }).WithContext(ctx).WithTimeout(timeout).WithPolling(250*time.Millisecond).
-		Should(Equal(n), "pods the observer recorded")
 }
