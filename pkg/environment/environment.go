@@ -10,7 +10,7 @@
 // It is the only package under pkg/ that imports Ginkgo and Gomega: its
 // helpers fail the running spec, so they may be called only from Ginkgo
 // nodes. The nodeprint CLI never imports it; nodeprint's own suites build
-// on it (suites/internal/environment).
+// on it (suites/internal/suitekit).
 //
 // Every wait is bounded by the Environment's timeout (WithTimeout) as well
 // as by the spec's context, and its failure names what it waited for.

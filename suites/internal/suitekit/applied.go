@@ -1,4 +1,4 @@
-package environment
+package suitekit
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 	kwokv1alpha1 "sigs.k8s.io/karpenter/kwok/apis/v1alpha1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
-	public "github.com/nodeprint/nodeprint/pkg/environment"
+	"github.com/nodeprint/nodeprint/pkg/environment"
 	"github.com/nodeprint/nodeprint/pkg/kube"
 )
 
@@ -33,7 +33,7 @@ func (e *Environment) Catalog() string {
 // ForbiddenNodeClasses is access as a service account that may read
 // everything explain reads except node classes: every read of a
 // KWOKNodeClass answers 403, as on a cluster whose RBAC withholds them.
-func (e *Environment) ForbiddenNodeClasses(ctx context.Context, a *public.Applied) (*rest.Config, client.Client) {
+func (e *Environment) ForbiddenNodeClasses(ctx context.Context, a *environment.Applied) (*rest.Config, client.Client) {
 	GinkgoHelper()
 	name := "explain-no-nodeclasses-" + a.Suffix
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: a.Namespace}}

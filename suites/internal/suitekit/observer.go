@@ -1,4 +1,4 @@
-package environment
+package suitekit
 
 import (
 	appsv1 "k8s.io/api/apps/v1"
