@@ -10,10 +10,12 @@ package attribute
 import (
 	_ "embed"
 	"fmt"
-	"github.com/nodeprint/nodeprint/pkg/layer"
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/nodeprint/nodeprint/pkg/lang"
+	"github.com/nodeprint/nodeprint/pkg/layer"
 
 	"sigs.k8s.io/yaml"
 )
@@ -24,15 +26,15 @@ type Text struct {
 	Zh string `json:"zh"`
 }
 
-// In returns the text in a language ("en" or "zh").
+// In returns the text in a language (lang.En or lang.Zh).
 
 // commandPrefix is what a check may run: kubectl, or curl of Karpenter's
 // own metrics, which on nodeprint's cluster no Service fronts (Karpenter
 // runs as a process there).
 var commandPrefix = regexp.MustCompile(`^(kubectl |curl -sS <karpenter-metrics> )`)
 
-func (t Text) In(lang string) string {
-	if lang == "zh" {
+func (t Text) In(l string) string {
+	if l == lang.Zh {
 		return t.Zh
 	}
 	return t.En

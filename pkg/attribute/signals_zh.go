@@ -1,6 +1,10 @@
 package attribute
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/nodeprint/nodeprint/pkg/lang"
+)
 
 // signalHelpZh is each signal's Help in Chinese, for the Chinese runbooks.
 // A test checks that every signal has one and that none is left over.
@@ -44,9 +48,9 @@ var signalHelpZh = map[string]string{
 	"inputs.catalogChanged":              "实例目录（云上可提供的实例）与基线不同时为 1",
 }
 
-// HelpIn returns the signal's help in a language ("en" or "zh").
-func (s SignalDef) HelpIn(lang string) string {
-	if h, ok := signalHelpZh[s.ID]; ok && lang == "zh" {
+// HelpIn returns the signal's help in a language (lang.En or lang.Zh).
+func (s SignalDef) HelpIn(l string) string {
+	if h, ok := signalHelpZh[s.ID]; ok && l == lang.Zh {
 		return h
 	}
 	return s.Help

@@ -1,14 +1,16 @@
 // Package environment is what a platform team imports to write its own
 // Ginkgo suite against Karpenter: a local cluster with Karpenter and KWOK
 // started through pkg/harness (StartCluster), a client with Karpenter's and
-// KWOK's types bound to a kubeconfig (New), and the assertion helpers
+// KWOK's types bound to a kubeconfig (New), the assertion helpers
 // (Expect…, EventuallyExpect…) in the style of Karpenter's own
-// test/pkg/environment, so a team's specs read like Karpenter's.
+// test/pkg/environment, so a team's specs read like Karpenter's, a
+// namespace for a spec's own objects (NewApplied), and helpers around
+// explain (ExpectExplained) and nodeprint's observer (StartObserver).
 //
 // It is the only package under pkg/ that imports Ginkgo and Gomega: its
 // helpers fail the running spec, so they may be called only from Ginkgo
 // nodes. The nodeprint CLI never imports it; nodeprint's own suites build
-// on it (suites/internal/environment).
+// on it (suites/internal/suitekit).
 //
 // Every wait is bounded by the Environment's timeout (WithTimeout) as well
 // as by the spec's context, and its failure names what it waited for.

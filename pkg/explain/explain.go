@@ -251,16 +251,11 @@ func fitAcross(shapes *fit.Catalog, tpl *corev1.PodTemplateSpec, np *karpv1.Node
 	if np != nil {
 		return shapes.Check(tpl, np)
 	}
-	best := shapes.Check(tpl, nil)
+	others := make([]*karpv1.NodePool, len(pools))
 	for i := range pools {
-		if fit.Admits(&pools[i], tpl) != nil {
-			continue
-		}
-		if r := shapes.Check(tpl, &pools[i]); r.NodePool > best.NodePool {
-			best = r
-		}
+		others[i] = &pools[i]
 	}
-	return best
+	return fit.Across(shapes, tpl, nil, others)
 }
 
 // classify observes the workload's pods as they are now, reads the facts

@@ -1,5 +1,7 @@
 package faults
 
+import "github.com/nodeprint/nodeprint/pkg/lang"
+
 // summaryZh is each fault's Summary in Chinese, for the Chinese runbooks.
 // Kept beside the catalog rather than in each registration so that the
 // English definitions stay readable; a test checks that every fault has one.
@@ -20,9 +22,9 @@ var summaryZh = map[string]string{
 	"image-pull-failure":   "工作负载的新版本引用了无法拉取的镜像：使用该镜像的容器一直处于 ErrImagePull/ImagePullBackOff（故障自带的 KWOK Pod stage，按镜像选择 Pod）。",
 }
 
-// SummaryIn returns the fault's summary in a language ("en" or "zh").
-func (d *Definition) SummaryIn(lang string) string {
-	if s, ok := summaryZh[d.Name]; ok && lang == "zh" {
+// SummaryIn returns the fault's summary in a language (lang.En or lang.Zh).
+func (d *Definition) SummaryIn(l string) string {
+	if s, ok := summaryZh[d.Name]; ok && l == lang.Zh {
 		return s
 	}
 	return d.Summary

@@ -167,3 +167,20 @@ func Admits(np *karpv1.NodePool, pod *corev1.PodTemplateSpec) error {
 	nodeLabels.Add(scheduling.NewLabelRequirements(np.Spec.Template.Labels).Values()...)
 	return nodeLabels.Compatible(scheduling.NewPodRequirements(p), scheduling.AllowUndefinedWellKnownLabels)
 }
+
+// Across is how a pod fits the NodePools it may go to: own's result (nil
+// own: no NodePool, every type of the catalog), or, when one of others
+// admits the pod and allows more types for it, that one's result. The
+// pods may be served by any NodePool that admits them, so the best counts.
+func Across(c *Catalog, pod *corev1.PodTemplateSpec, own *karpv1.NodePool, others []*karpv1.NodePool) Result {
+	best := c.Check(pod, own)
+	for _, np := range others {
+		if Admits(np, pod) != nil {
+			continue
+		}
+		if r := c.Check(pod, np); r.NodePool > best.NodePool {
+			best = r
+		}
+	}
+	return best
+}

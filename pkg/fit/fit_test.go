@@ -75,6 +75,32 @@ func TestCheckSeparatesTooBigFromExcluded(t *testing.T) {
 	}
 }
 
+// Across takes another NodePool's fit only when that NodePool admits the
+// pod and allows it more types than its own; with no NodePool of its own
+// it starts from the whole catalog.
+func TestAcrossTakesTheBestAdmittingNodePool(t *testing.T) {
+	c := load(t)
+	tiny := nodePool(karpv1.NodeSelectorRequirementWithMinValues{
+		Key: "karpenter.kwok.sh/instance-cpu", Operator: corev1.NodeSelectorOpLt, Values: []string{"2"}})
+	open := nodePool()
+	other := nodePool()
+	other.Spec.Template.Labels = map[string]string{"nodeprint.dev/run": "r2"}
+	p := pod("4", "8Gi", nil)
+	if r := Across(c, p, tiny, nil); r != c.Check(p, tiny) {
+		t.Errorf("no others: %+v, want its own NodePool's %+v", r, c.Check(p, tiny))
+	}
+	if r := Across(c, p, tiny, []*karpv1.NodePool{open}); r != c.Check(p, open) || r.NodePool == 0 {
+		t.Errorf("an open NodePool beside a tiny one: %+v, want the open one's %+v", r, c.Check(p, open))
+	}
+	selecting := pod("4", "8Gi", map[string]string{"nodeprint.dev/run": "r1"})
+	if r := Across(c, selecting, tiny, []*karpv1.NodePool{other}); r != c.Check(selecting, tiny) {
+		t.Errorf("a NodePool that does not admit the pod: %+v, want its own NodePool's %+v", r, c.Check(selecting, tiny))
+	}
+	if r := Across(c, p, nil, []*karpv1.NodePool{tiny}); r != c.Check(p, nil) {
+		t.Errorf("no own NodePool: %+v, want the catalog's %+v", r, c.Check(p, nil))
+	}
+}
+
 func TestAllocatableBelowCapacity(t *testing.T) {
 	c := load(t)
 	for name, alloc := range c.Allocatable() {

@@ -26,6 +26,7 @@ import (
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 )
 
@@ -75,7 +76,7 @@ func Import(ctx context.Context, c client.Reader, o Options) (*Result, error) {
 	if len(pools.Items) == 0 {
 		return nil, fmt.Errorf("the cluster has no NodePool")
 	}
-	res := &Result{Files: Files{}, Scenario: filepath.Join("scenarios", o.Name+".yaml")}
+	res := &Result{Files: Files{}, Scenario: repo.TeamAt("").Scenario(o.Name)}
 	var ws []workload
 	for _, ns := range o.Namespaces {
 		found, notes, err := readNamespace(ctx, c, ns)

@@ -9,6 +9,8 @@ package repo
 import (
 	"os"
 	"path/filepath"
+
+	"github.com/nodeprint/nodeprint/pkg/lang"
 )
 
 // ProjectFile marks the root of a team repository; `nodeprint init`
@@ -91,7 +93,7 @@ func BaselinePage(scenario string) string { return "baselines/" + scenario + ".m
 
 // RunbookRulePage is a rule's English runbook page relative to the root,
 // as reports link it.
-func RunbookRulePage(rule string) string { return RunbooksDir + "/en/" + RulePage(rule) }
+func RunbookRulePage(rule string) string { return RunbooksDir + "/" + lang.En + "/" + RulePage(rule) }
 
 // MutantSet is the default mutant set of `make mutants`.
 func (l Layout) MutantSet() string { return filepath.Join(l.Fixtures(), "mutants", "mutants.yaml") }

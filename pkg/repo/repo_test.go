@@ -37,3 +37,12 @@ func TestFindPrefersTheTeamRepositoryAboveTheWorkingDirectory(t *testing.T) {
 		t.Errorf("nodeprint's scenarios are under fixtures/: %s, want %s", got, want)
 	}
 }
+
+func TestOutputsAreUnderOut(t *testing.T) {
+	if got, want := Out("bench"), "out/bench"; got != want {
+		t.Errorf("a tool's output: %s, want %s", got, want)
+	}
+	if got, want := SuiteReports, "out/suites"; got != want {
+		t.Errorf("the suites' reports: %s, want %s", got, want)
+	}
+}

@@ -7,8 +7,6 @@ package report
 
 import (
 	"fmt"
-	"github.com/nodeprint/nodeprint/pkg/layer"
-	"github.com/nodeprint/nodeprint/pkg/repo"
 	"maps"
 	"os"
 	"path/filepath"
@@ -21,8 +19,10 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/diff"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
 	"github.com/nodeprint/nodeprint/pkg/inputs"
+	"github.com/nodeprint/nodeprint/pkg/layer"
 	"github.com/nodeprint/nodeprint/pkg/observe"
 	"github.com/nodeprint/nodeprint/pkg/redact"
+	"github.com/nodeprint/nodeprint/pkg/repo"
 )
 
 // SchemaVersion is the version of the JSON report. It changes when a field
@@ -203,11 +203,6 @@ type Expectation struct {
 	Layer layer.Layer `json:"layer"`
 	Rule  string      `json:"rule,omitempty"`
 }
-
-// SuiteDir is where each suite writes its report, relative to the
-// repository: out/suites/<suite>/ (report.json, summary.md, junit.xml,
-// report.html), which `make e2e` prints and `make soak` compares.
-const SuiteDir = "out/suites"
 
 // New starts a report.
 func New(command string, started time.Time) *Report {

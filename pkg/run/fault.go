@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
 	"github.com/nodeprint/nodeprint/pkg/attribute"
 	"github.com/nodeprint/nodeprint/pkg/catalog"
@@ -171,7 +169,7 @@ func workloadFacts(f *attribute.Facts, objs *Objects, cat *fit.Catalog) {
 	for _, d := range objs.Deployments {
 		tpl := d.Spec.Template.DeepCopy()
 		f.Workloads[d.Name] = tpl
-		f.Fit[d.Name] = fitAny(cat, tpl, f.NodePool, objs.OtherNodePools)
+		f.Fit[d.Name] = fit.Across(cat, tpl, f.NodePool, objs.OtherNodePools)
 	}
 	f.Allocatable = cat.Allocatable()
 }
@@ -189,20 +187,4 @@ func usageFacts(u *usage.Usage) (failed, latencyMs *float64) {
 		latencyMs = &ms
 	}
 	return failed, latencyMs
-}
-
-// fitAny is how a pod fits the run's NodePools: its own NodePool's result,
-// or another's that admits the pod and allows more instance types (a
-// scenario's policy.allNodePools), as explain weighs a cluster's NodePools.
-func fitAny(cat *fit.Catalog, tpl *corev1.PodTemplateSpec, own *karpv1.NodePool, others []*karpv1.NodePool) fit.Result {
-	best := cat.Check(tpl, own)
-	for _, np := range others {
-		if fit.Admits(np, tpl) != nil {
-			continue
-		}
-		if r := cat.Check(tpl, np); r.NodePool > best.NodePool {
-			best = r
-		}
-	}
-	return best
 }

@@ -20,13 +20,11 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/attribute"
 	"github.com/nodeprint/nodeprint/pkg/faults"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	"github.com/nodeprint/nodeprint/pkg/lang"
 	"github.com/nodeprint/nodeprint/pkg/redact"
 	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 )
-
-// Langs are the languages the runbooks are written in.
-var Langs = []string{"en", "zh"}
 
 // Input is what the runbooks are generated from.
 type Input struct {
@@ -159,11 +157,11 @@ func (f Files) Paths() []string {
 // Generate renders the runbooks in the given languages (default: all).
 func Generate(in *Input, langs ...string) (Files, error) {
 	if len(langs) == 0 {
-		langs = Langs
+		langs = lang.All
 	}
 	files := Files{}
 	for _, l := range langs {
-		if l != "en" && l != "zh" {
+		if !lang.Known(l) {
 			return nil, fmt.Errorf("unknown language %q: use en or zh", l)
 		}
 		s := newSite(in, l)
@@ -223,7 +221,7 @@ func Compare(dir string, files Files) []string {
 // directory) in dir that files does not have.
 func stale(dir string, files Files) []string {
 	var out []string
-	for _, l := range Langs {
+	for _, l := range lang.All {
 		if !files.hasLang(l) {
 			continue // a one-language generation leaves the other alone
 		}

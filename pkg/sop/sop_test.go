@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nodeprint/nodeprint/pkg/attribute"
+	"github.com/nodeprint/nodeprint/pkg/lang"
 	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/sop"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
@@ -46,7 +47,7 @@ func generate(t *testing.T, in *sop.Input) sop.Files {
 func TestEveryRuleAndBaselineHasAPageInBothLanguages(t *testing.T) {
 	in := repoInput(t)
 	files := generate(t, in)
-	for _, l := range sop.Langs {
+	for _, l := range lang.All {
 		for _, p := range []string{l + "/README.md", l + "/runbook.html"} {
 			if _, ok := files[p]; !ok {
 				t.Errorf("no %s", p)

@@ -9,7 +9,7 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 	"github.com/nodeprint/nodeprint/pkg/sensitivity"
-	"github.com/nodeprint/nodeprint/suites/internal/environment"
+	"github.com/nodeprint/nodeprint/suites/internal/suitekit"
 )
 
 var _ = DescribeTable("the committed baseline",
@@ -21,7 +21,7 @@ var _ = DescribeTable("the committed baseline",
 		}
 		env.ExpectMatchesBaseline(ctx, s)
 	},
-	environment.ScenarioEntries(repo.Layout.Scenarios, SpecTimeout(45*time.Minute)),
+	suitekit.ScenarioEntries(repo.Layout.Scenarios, SpecTimeout(45*time.Minute)),
 )
 
 // The smoke of make sensitivity: a known slowdown is caught by verify's
@@ -29,7 +29,7 @@ var _ = DescribeTable("the committed baseline",
 // latency it slowed. make sensitivity measures how often, for smaller ones.
 var _ = Describe("a slowdown", Serial, Label("sensitivity:smoke"), func() {
 	It("of pod-ready, 2x through KWOK's pod-ready stage, fails web-service's verification", func(ctx SpecContext) {
-		s, err := environment.LoadScenario("web-service")
+		s, err := suitekit.LoadScenario("web-service")
 		Expect(err).NotTo(HaveOccurred())
 		env.ExpectSlowdownCaught(ctx, s, sensitivity.PodReady, 2)
 	}, SpecTimeout(10*time.Minute))

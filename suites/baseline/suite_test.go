@@ -8,7 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
 	. "github.com/onsi/gomega"    //nolint:revive,staticcheck
 
-	"github.com/nodeprint/nodeprint/suites/internal/environment"
+	"github.com/nodeprint/nodeprint/suites/internal/suitekit"
 )
 
 // updateFingerprints re-records the baselines instead of verifying them:
@@ -16,7 +16,7 @@ import (
 //	go test ./suites/baseline/... -args -update-fingerprints
 var updateFingerprints = flag.Bool("update-fingerprints", false, "re-record fingerprints/<scenario>.yaml instead of verifying against it")
 
-var env *environment.Environment
+var env *suitekit.Environment
 
 func TestBaseline(t *testing.T) {
 	RegisterFailHandler(Fail)
@@ -24,12 +24,12 @@ func TestBaseline(t *testing.T) {
 }
 
 var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
-	return []byte(environment.StartCluster(ctx, "baseline"))
+	return []byte(suitekit.StartCluster(ctx, "baseline"))
 }, func(kubeconfig []byte) {
-	env = environment.New(string(kubeconfig))
+	env = suitekit.New(string(kubeconfig))
 }, NodeTimeout(30*time.Minute)) // a cold machine builds the toolchain first
 
 // The suite's report (out/suites/baseline/): the verdict table make e2e prints.
 var _ = ReportAfterSuite("nodeprint report", func(r Report) {
-	environment.WriteSuiteReport(r, "baseline")
+	suitekit.WriteSuiteReport(r, "baseline")
 })

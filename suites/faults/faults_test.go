@@ -9,7 +9,7 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 	"github.com/nodeprint/nodeprint/pkg/sop"
-	"github.com/nodeprint/nodeprint/suites/internal/environment"
+	"github.com/nodeprint/nodeprint/suites/internal/suitekit"
 )
 
 var _ = DescribeTable("fault attribution",
@@ -25,5 +25,5 @@ var _ = DescribeTable("fault attribution",
 		}
 		env.ExpectNoFaultLeftovers(ctx)
 	},
-	environment.FaultScenarioEntries(repo.Layout.FaultScenarios, SpecTimeout(12*time.Minute)),
+	suitekit.FaultScenarioEntries(repo.Layout.FaultScenarios, SpecTimeout(12*time.Minute)),
 )

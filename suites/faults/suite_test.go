@@ -8,7 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
 	. "github.com/onsi/gomega"    //nolint:revive,staticcheck
 
-	"github.com/nodeprint/nodeprint/suites/internal/environment"
+	"github.com/nodeprint/nodeprint/suites/internal/suitekit"
 )
 
 // updateFingerprints re-records fingerprints/faults/<scenario>.yaml:
@@ -16,7 +16,7 @@ import (
 //	go test ./suites/faults/... -args -update-fingerprints
 var updateFingerprints = flag.Bool("update-fingerprints", false, "re-record fingerprints/faults/<scenario>.yaml from this run")
 
-var env *environment.Environment
+var env *suitekit.Environment
 
 func TestFaults(t *testing.T) {
 	RegisterFailHandler(Fail)
@@ -24,12 +24,12 @@ func TestFaults(t *testing.T) {
 }
 
 var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
-	return []byte(environment.StartCluster(ctx, "faults"))
+	return []byte(suitekit.StartCluster(ctx, "faults"))
 }, func(kubeconfig []byte) {
-	env = environment.New(string(kubeconfig))
+	env = suitekit.New(string(kubeconfig))
 }, NodeTimeout(30*time.Minute)) // a cold machine builds the toolchain first
 
 // The suite's report (out/suites/faults/): the verdict table make e2e prints.
 var _ = ReportAfterSuite("nodeprint report", func(r Report) {
-	environment.WriteSuiteReport(r, "faults")
+	suitekit.WriteSuiteReport(r, "faults")
 })

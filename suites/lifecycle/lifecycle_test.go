@@ -11,8 +11,9 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive,staticcheck
 
 	"github.com/nodeprint/nodeprint/pkg/cluster"
+	"github.com/nodeprint/nodeprint/pkg/environment"
 	"github.com/nodeprint/nodeprint/pkg/report"
-	"github.com/nodeprint/nodeprint/suites/internal/environment"
+	"github.com/nodeprint/nodeprint/suites/internal/suitekit"
 )
 
 var _ = Describe("nodeprint cluster", Label("suite:lifecycle"), func() {
@@ -129,7 +130,7 @@ var _ = Describe("nodeprint run", Label("suite:lifecycle"), func() {
 			Expect(res.Stdout).To(ContainSubstring("interrupted before it completed"))
 			Expect(res.Stderr).NotTo(ContainSubstring("the environment failed"), "an interrupt is not an environment failure")
 			kubeconfig := strings.TrimSpace(cli.ExpectRun(ctx, 0, "cluster", "kubeconfig", "--name", name).Stdout)
-			environment.New(kubeconfig).ExpectNoFaultLeftovers(ctx)
+			suitekit.New(kubeconfig).ExpectNoFaultLeftovers(ctx)
 			cli.ExpectRun(ctx, 0, "cluster", "status", "--name", name)
 		},
 		Entry("SIGINT while the workloads are applied", syscall.SIGINT, ": applying namespace", "web-service", SpecTimeout(4*time.Minute)),
@@ -174,7 +175,7 @@ var _ = Describe("nodeprint run", Label("suite:lifecycle"), func() {
 			// cleanup saw the run's objects go, and left nothing.
 			Expect(res.Stderr).To(ContainSubstring("every component is up again"))
 			kubeconfig := strings.TrimSpace(cli.ExpectRun(ctx, 0, "cluster", "kubeconfig", "--name", name).Stdout)
-			environment.New(kubeconfig).ExpectNoFaultLeftovers(ctx)
+			suitekit.New(kubeconfig).ExpectNoFaultLeftovers(ctx)
 			cli.ExpectRun(ctx, 0, "cluster", "status", "--name", name)
 		},
 		Entry("Karpenter killed while the workloads are applied", "karpenter", ": applying namespace", "web-service", false, SpecTimeout(4*time.Minute)),
@@ -197,7 +198,7 @@ var _ = Describe("nodeprint run", Label("suite:lifecycle"), func() {
 		Expect(res.Stderr).To(MatchRegexp(`cleaning up: stopped waiting: kube-apiserver (exited|restarted)`))
 		Expect(res.Stderr).To(ContainSubstring("cleaning up: every component is up again"))
 		kubeconfig := strings.TrimSpace(cli.ExpectRun(ctx, 0, "cluster", "kubeconfig", "--name", name).Stdout)
-		environment.New(kubeconfig).ExpectNoFaultLeftovers(ctx)
+		suitekit.New(kubeconfig).ExpectNoFaultLeftovers(ctx)
 		cli.ExpectRun(ctx, 0, "cluster", "status", "--name", name)
 	}, SpecTimeout(5*time.Minute))
 
@@ -224,12 +225,12 @@ var _ = Describe("nodeprint run", Label("suite:lifecycle"), func() {
 		name := fmt.Sprintf("lc-obs-%d", os.Getpid())
 		DeferCleanup(cli.Run, "cluster", "down", "--name", name, NodeTimeout(2*time.Minute))
 		cli.ExpectRun(ctx, 0, "cluster", "up", "--name", name)
-		env := environment.New(strings.TrimSpace(cli.ExpectRun(ctx, 0, "cluster", "kubeconfig", "--name", name).Stdout))
+		env := suitekit.New(strings.TrimSpace(cli.ExpectRun(ctx, 0, "cluster", "kubeconfig", "--name", name).Stdout))
 		ns := fmt.Sprintf("obs-%d", os.Getpid())
-		ob := env.StartObserver(ctx, ns)
+		ob := env.StartObserver(ctx, suitekit.ProbeTarget(ns))
 		cli.ExpectRun(ctx, 0, "cluster", "restart", "kube-apiserver", "--name", name)
 		// Created after the restart: only informers that watch again see them.
-		env.ExpectCreated(ctx, environment.ProbeWorkloadObjects(ns)...)
+		env.ExpectCreated(ctx, suitekit.ProbeWorkloadObjects(ns)...)
 		// client-go's reflector retries with a backoff of up to 30 s.
 		environment.EventuallyExpectObserved(ctx, ob, 2, 90*time.Second)
 	}, SpecTimeout(4*time.Minute))
@@ -283,7 +284,7 @@ var _ = Describe("nodeprint run --provider existing", Label("suite:lifecycle", "
 		DeferCleanup(cli.Run, "cluster", "down", "--name", name, NodeTimeout(2*time.Minute))
 		cli.ExpectRun(ctx, 0, "cluster", "up", "--name", name)
 		kubeconfig := strings.TrimSpace(cli.ExpectRun(ctx, 0, "cluster", "kubeconfig", "--name", name).Stdout)
-		env := environment.New(kubeconfig)
+		env := suitekit.New(kubeconfig)
 		sentinel := env.CreateSentinel(ctx, fmt.Sprintf("platform-team-%d", os.Getpid()))
 		dir := GinkgoT().TempDir()
 
@@ -298,9 +299,9 @@ var _ = Describe("nodeprint run --provider existing", Label("suite:lifecycle", "
 
 		By("an infrastructure fault is refused before anything is applied")
 		refused := cli.ExpectRun(ctx, 2, "run", "fixtures/scenarios/faults/capacity-shortage-pending.yaml", "--provider", "existing", "--kubeconfig", kubeconfig)
-		environment.ExpectStderrNames(refused, "capacity-shortage-pending.yaml", "spec.fault.name", "infrastructure (L1) fault", "--provider local")
+		suitekit.ExpectStderrNames(refused, "capacity-shortage-pending.yaml", "spec.fault.name", "infrastructure (L1) fault", "--provider local")
 		other := cli.ExpectRun(ctx, 2, "run", "fixtures/scenarios/aws-families.yaml", "--provider", "existing", "--kubeconfig", kubeconfig)
-		environment.ExpectStderrNames(other, "aws-families.yaml", "spec.catalog", "--catalog")
+		suitekit.ExpectStderrNames(other, "aws-families.yaml", "spec.catalog", "--catalog")
 
 		By("down stops nothing; the cluster and what nodeprint did not create are untouched")
 		cli.ExpectRun(ctx, 0, "cluster", "down", "--provider", "existing", "--kubeconfig", kubeconfig)
@@ -309,9 +310,9 @@ var _ = Describe("nodeprint run --provider existing", Label("suite:lifecycle", "
 
 		By("a cluster that does not answer is an environment failure; a kubeconfig that is not there is bad input")
 		down := cli.ExpectRun(ctx, 3, "run", "fixtures/scenarios/faults/missing-nodeclass.yaml", "--provider", "existing", "--kubeconfig", env.WriteUnreachableKubeconfig(dir))
-		environment.ExpectStderrNames(down, "kube-apiserver", "127.0.0.1:1")
+		suitekit.ExpectStderrNames(down, "kube-apiserver", "127.0.0.1:1")
 		missing := cli.ExpectRun(ctx, 2, "run", "fixtures/scenarios/faults/missing-nodeclass.yaml", "--provider", "existing", "--kubeconfig", dir+"/none.yaml")
-		environment.ExpectStderrNames(missing, "none.yaml")
+		suitekit.ExpectStderrNames(missing, "none.yaml")
 	}, SpecTimeout(6*time.Minute))
 })
 
@@ -323,7 +324,7 @@ var _ = Describe("the kind provider", Label("suite:lifecycle", "provider:kind"),
 		if err != nil {
 			By("without a Docker engine, up fails at once as an environment failure and leaves nothing")
 			res := cli.ExpectRun(ctx, 3, "cluster", "up", "--provider", "kind", "--name", name)
-			environment.ExpectStderrNames(res, "needs a Docker engine", "use the local provider")
+			suitekit.ExpectStderrNames(res, "needs a Docker engine", "use the local provider")
 			Expect(res.Stderr).NotTo(ContainSubstring("toolchain"), "nothing is built without an engine")
 			cli.ExpectRun(ctx, 3, "cluster", "status", "--provider", "kind", "--name", name)
 			Skip("the kind provider was not run end to end: " + err.Error())
@@ -337,11 +338,11 @@ var _ = Describe("the kind provider", Label("suite:lifecycle", "provider:kind"),
 		case up.Code != 0 && strings.Contains(up.Stderr, "refuses privileged containers"):
 			By("an engine that refuses privileged containers: up fails at once quoting the engine, and leaves nothing")
 			Expect(up.Code).To(Equal(3), "an engine that refuses privileged containers is an environment failure; stderr:\n%s", up.Stderr)
-			environment.ExpectStderrNames(up, "docker run --privileged: ", "Error response from daemon", "use the local provider")
+			suitekit.ExpectStderrNames(up, "docker run --privileged: ", "Error response from daemon", "use the local provider")
 			Expect(up.Stderr).NotTo(ContainSubstring("toolchain"), "nothing is built on such an engine")
 			Expect(up.Stderr).NotTo(ContainSubstring("pulling"), "no node image is pulled for an engine that cannot run it")
 			cli.ExpectRun(ctx, 3, "cluster", "status", "--provider", "kind", "--name", name)
-			environment.ExpectNoKindLeftovers(ctx, name)
+			suitekit.ExpectNoKindLeftovers(ctx, name)
 			for _, line := range strings.Split(up.Stderr, "\n") {
 				if strings.Contains(line, "refuses privileged containers") {
 					Skip("the kind provider was not run end to end: " + strings.TrimPrefix(line, "error: "))
@@ -350,10 +351,10 @@ var _ = Describe("the kind provider", Label("suite:lifecycle", "provider:kind"),
 		case up.Code != 0 && !present:
 			By("the node image is not in the engine: up pulls it, or fails at once naming it and leaves nothing")
 			Expect(up.Code).To(Equal(3), "an absent node image is an environment failure; stderr:\n%s", up.Stderr)
-			environment.ExpectStderrNames(up, image, "cannot be pulled", "docker load", "use the local provider")
+			suitekit.ExpectStderrNames(up, image, "cannot be pulled", "docker load", "use the local provider")
 			Expect(up.Stderr).NotTo(ContainSubstring("toolchain"), "nothing is built without the node image")
 			cli.ExpectRun(ctx, 3, "cluster", "status", "--provider", "kind", "--name", name)
-			environment.ExpectNoKindLeftovers(ctx, name)
+			suitekit.ExpectNoKindLeftovers(ctx, name)
 			Skip("the kind provider was not run end to end: the Docker engine has no " + image + " and cannot pull it (no registry)")
 		}
 		Expect(up.Code).To(Equal(0), "cluster up --provider kind; stderr:\n%s", up.Stderr)

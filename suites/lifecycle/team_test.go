@@ -15,7 +15,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
-	"github.com/nodeprint/nodeprint/suites/internal/environment"
+	"github.com/nodeprint/nodeprint/suites/internal/suitekit"
 )
 
 // A platform team's sandbox, as the team gets it: nodeprint installed by
@@ -86,7 +86,7 @@ var _ = Describe("a team's repository with nodeprint installed by version", Labe
 
 		By("importing what the team runs, from the cluster, into a scenario that records")
 		kubeconfig := strings.TrimSpace(np.ExpectRun(ctx, 0, "cluster", "kubeconfig", "--name", name).Stdout)
-		env := environment.New(kubeconfig)
+		env := suitekit.New(kubeconfig)
 		env.ApplyNodeClass(ctx, "team")
 		env.ApplyNodePool(ctx, "team-general", "team", nil)
 		env.ExpectCreated(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}})

@@ -10,7 +10,7 @@ import (
 	. "github.com/onsi/gomega"    //nolint:revive,staticcheck
 
 	"github.com/nodeprint/nodeprint/pkg/mutants"
-	"github.com/nodeprint/nodeprint/suites/internal/environment"
+	"github.com/nodeprint/nodeprint/suites/internal/suitekit"
 )
 
 // The smoke of make mutants: one real mutant and one that changes only
@@ -37,8 +37,8 @@ mutants:
 `), 0o644)).To(Succeed())
 
 		out := filepath.Join(dir, "out")
-		res := environment.ExpectCommand(ctx, root, 1, "go", "run", "./tools/mutants", "-set", set, "-control=false", "-out", out)
-		m := environment.ExpectMatrix(filepath.Join(out, "matrix.json"))
+		res := suitekit.ExpectCommand(ctx, root, 1, "go", "run", "./tools/mutants", "-set", set, "-control=false", "-out", out)
+		m := suitekit.ExpectMatrix(filepath.Join(out, "matrix.json"))
 
 		Expect(m.Rows).To(HaveLen(2))
 		caught := m.Rows[0].Cells[0]
@@ -62,7 +62,7 @@ mutants:
 	// in; a patch that no longer applies or compiles (measured: one that
 	// left a variable unused) must fail here instead.
 	It("applies and compiles every mutant of the committed set against the pinned module", func(ctx SpecContext) {
-		environment.ExpectCommand(ctx, cli.Toolchain.Root, 0, "go", "run", "./tools/mutants", "-build-only", "-out", GinkgoT().TempDir())
+		suitekit.ExpectCommand(ctx, cli.Toolchain.Root, 0, "go", "run", "./tools/mutants", "-build-only", "-out", GinkgoT().TempDir())
 		set, err := mutants.Load(filepath.Join(cli.Toolchain.Root, "fixtures", "mutants", "mutants.yaml"))
 		Expect(err).NotTo(HaveOccurred())
 		for _, m := range set.Mutants {

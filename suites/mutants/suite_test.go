@@ -7,10 +7,10 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
 	. "github.com/onsi/gomega"    //nolint:revive,staticcheck
 
-	"github.com/nodeprint/nodeprint/suites/internal/environment"
+	"github.com/nodeprint/nodeprint/suites/internal/suitekit"
 )
 
-var cli *environment.CLI
+var cli *suitekit.CLI
 
 func TestMutants(t *testing.T) {
 	RegisterFailHandler(Fail)
@@ -18,5 +18,5 @@ func TestMutants(t *testing.T) {
 }
 
 var _ = BeforeSuite(func(ctx SpecContext) {
-	cli = environment.BuildCLI(ctx)
+	cli = suitekit.BuildCLI(ctx)
 }, NodeTimeout(30*time.Minute)) // a cold machine builds the toolchain first

@@ -7,10 +7,10 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
 	. "github.com/onsi/gomega"    //nolint:revive,staticcheck
 
-	"github.com/nodeprint/nodeprint/suites/internal/environment"
+	"github.com/nodeprint/nodeprint/suites/internal/suitekit"
 )
 
-var env *environment.Environment
+var env *suitekit.Environment
 
 func TestSmoke(t *testing.T) {
 	RegisterFailHandler(Fail)
@@ -18,7 +18,7 @@ func TestSmoke(t *testing.T) {
 }
 
 var _ = SynchronizedBeforeSuite(func(ctx SpecContext) []byte {
-	return []byte(environment.StartCluster(ctx, "smoke"))
+	return []byte(suitekit.StartCluster(ctx, "smoke"))
 }, func(kubeconfig []byte) {
-	env = environment.New(string(kubeconfig))
+	env = suitekit.New(string(kubeconfig))
 }, NodeTimeout(30*time.Minute)) // a cold machine builds the toolchain first

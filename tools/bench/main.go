@@ -53,7 +53,7 @@ func main() {
 }
 
 func mainErr() int {
-	out := flag.String("out", "out/bench", "directory for bench.json, bench.txt and the largest observation")
+	out := flag.String("out", repo.Out("bench"), "directory for bench.json, bench.txt and the largest observation")
 	scales := flag.String("scale", "100,1000,5000", "pod counts of the scale scenarios (each must have fixtures/bench/pods-N.yaml); empty: none")
 	catalogMode := flag.String("catalog", "parallel", "the whole catalog: parallel (--parallel 4), both (also serially, about 21 more minutes) or none")
 	flag.Parse()
@@ -448,7 +448,8 @@ func wholeCatalog(ctx context.Context, tc *toolchain.Toolchain, rep *bench.Repor
 			return 0, err
 		}
 		logf("the whole catalog with --parallel %d (report: %s)", parallel, dir)
-		cmd := exec.CommandContext(ctx, filepath.Join(tc.Bin, "nodeprint"), "run", "fixtures/scenarios", "fixtures/scenarios/faults",
+		rel := repo.At("") // the scenarios relative to cmd.Dir, as a developer would type them
+		cmd := exec.CommandContext(ctx, filepath.Join(tc.Bin, "nodeprint"), "run", rel.Scenarios(), rel.FaultScenarios(),
 			"--parallel", strconv.Itoa(parallel), "--report-dir", dir)
 		cmd.Dir = tc.Root
 		cmd.Stdout, cmd.Stderr = io.Discard, os.Stderr

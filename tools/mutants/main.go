@@ -56,7 +56,7 @@ func main() {
 	flag.BoolVar(&c.control, "control", true, "also run the unmutated build, which must pass every scenario")
 	flag.BoolVar(&c.buildOnly, "build-only", false, "build the mutants (their patches must apply and compile against the pinned module) and run nothing")
 	flag.BoolVar(&c.keep, "keep", false, "keep the rows of -out's matrix.json for the builds not run this time (re-run one mutant of a finished matrix)")
-	flag.StringVar(&c.out, "out", "out/mutants", "directory for each build's report and log, matrix.md and matrix.json")
+	flag.StringVar(&c.out, "out", repo.Out("mutants"), "directory for each build's report and log, matrix.md and matrix.json")
 	flag.DurationVar(&c.timeout, "timeout", time.Hour, "bound of one build's run of the scenarios")
 	flag.Parse()
 	if flag.NArg() > 0 {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nodeprint/nodeprint/pkg/lang"
 	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 	"github.com/nodeprint/nodeprint/pkg/sop"
@@ -80,7 +81,7 @@ per language. The numbers come from the fingerprints directory, so
 
 func orAll(langs []string) []string {
 	if len(langs) == 0 {
-		return sop.Langs
+		return lang.All
 	}
 	return langs
 }

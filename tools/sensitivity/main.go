@@ -71,7 +71,7 @@ func parseFlags(args []string) (config, error) {
 	fs := flag.NewFlagSet("sensitivity", flag.ContinueOnError)
 	c := config{}
 	names := fs.String("scenarios", "web-service,cpu-heavy", "the scenarios measured, by name (fixtures/scenarios/<name>.yaml)")
-	fs.StringVar(&c.out, "out", "out/sensitivity", "directory for runs.json, table.md and table.json")
+	fs.StringVar(&c.out, "out", repo.Out("sensitivity"), "directory for runs.json, table.md and table.json")
 	fs.IntVar(&c.pool, "pool", 30, "unchanged runs per scenario (baselines and null verifications are drawn from them)")
 	fs.IntVar(&c.slowed, "runs", 10, "runs per slowdown")
 	factors := fs.String("factors", "1.25,1.5,2", "slowdown factors of the target's median")

@@ -21,13 +21,14 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/report"
 	"github.com/nodeprint/nodeprint/pkg/soak"
 )
 
 func main() {
 	runs := flag.Int("runs", 10, "repetitions")
-	out := flag.String("out", "out/soak", "directory for each repetition's reports and logs, summary.md and summary.json")
+	out := flag.String("out", repo.Out("soak"), "directory for each repetition's reports and logs, summary.md and summary.json")
 	timeout := flag.Duration("timeout", 3*time.Hour, "bound of one repetition's go test")
 	resume := flag.Bool("resume", false, "keep the finished repetitions already in -out and run only the missing ones (a ten-repetition soak outlasts a working session)")
 	flag.Usage = func() {
@@ -135,7 +136,7 @@ func repetition(ctx context.Context, start time.Time, dir string, timeout time.D
 	for _, s := range rep.Suites {
 		// A stale report of an earlier repetition must not stand in for a
 		// suite that did not write one.
-		_ = os.RemoveAll(filepath.Join(report.SuiteDir, s))
+		_ = os.RemoveAll(filepath.Join(repo.SuiteReports, s))
 	}
 	var errs []error
 	if err := goTest(ctx, start, dir, timeout, pkgs); err != nil {
@@ -235,7 +236,7 @@ func collect(dir string, suites []string) (map[string]*report.Report, error) {
 	rep := map[string]*report.Report{}
 	var errs []error
 	for _, s := range suites {
-		b, err := os.ReadFile(filepath.Join(report.SuiteDir, s, "report.json"))
+		b, err := os.ReadFile(filepath.Join(repo.SuiteReports, s, "report.json"))
 		if err != nil {
 			errs = append(errs, fmt.Errorf("suite %s wrote no report: %w", s, err))
 			continue

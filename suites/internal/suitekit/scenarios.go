@@ -1,4 +1,4 @@
-package environment
+package suitekit
 
 import (
 	"context"
@@ -117,7 +117,7 @@ func acceptHint(b *fingerprint.Baseline) string {
 		return ""
 	}
 	return fmt.Sprintf("\nThe baseline is %s. If you trace this run's deviation to that noise, add the run to it:\n"+
-		"  bin/nodeprint accept %s/baseline/report.json %s --reason \"...\"  (docs/scenarios.md: Noise a recording missed)\n", b.Note, report.SuiteDir, b.Scenario)
+		"  bin/nodeprint accept %s/baseline/report.json %s --reason \"...\"  (docs/scenarios.md: Noise a recording missed)\n", b.Note, repo.SuiteReports, b.Scenario)
 }
 
 // RecordBaseline re-records the scenario's baseline.

@@ -1,4 +1,4 @@
-package environment
+package suitekit
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
 	"github.com/onsi/ginkgo/v2/types"
 
+	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/report"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
 )
@@ -45,7 +46,7 @@ func WriteSuiteReport(r Report, suite string) {
 	}
 	rep.Stack = report.Stack{Karpenter: tc.Versions.Karpenter, Kubernetes: tc.Versions.Kubernetes}
 	rep.Finish(r.EndTime, code)
-	dir := filepath.Join(tc.Root, report.SuiteDir, suite)
+	dir := filepath.Join(tc.Root, repo.SuiteReports, suite)
 	if err := rep.WriteAll(dir); err != nil {
 		fmt.Fprintf(os.Stderr, "suite report not written: %v\n", err)
 		return

@@ -1,9 +1,9 @@
-// Package environment is nodeprint's own suite plumbing: the suites'
+// Package suitekit is nodeprint's own suite plumbing: the suites'
 // cluster per suite, scenario tables, baselines, faults, explain, the CLI
 // driven as a subprocess. The team-facing assertion helpers (Expect…,
 // EventuallyExpect…) are pkg/environment's, which Environment embeds, so
 // nodeprint's suites and a team's use one implementation.
-package environment
+package suitekit
 
 import (
 	"context"
@@ -12,14 +12,14 @@ import (
 	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
 	. "github.com/onsi/gomega"    //nolint:revive,staticcheck
 
-	public "github.com/nodeprint/nodeprint/pkg/environment"
+	"github.com/nodeprint/nodeprint/pkg/environment"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
 )
 
 // Environment is what nodeprint's specs use: the public Environment's
 // client and helpers, and the suite's cluster as the harness names it.
 type Environment struct {
-	*public.Environment
+	*environment.Environment
 	ClusterName string
 	Toolchain   *toolchain.Toolchain
 }
@@ -30,13 +30,13 @@ type Environment struct {
 // to hand to every parallel process.
 func StartCluster(ctx context.Context, suite string) string {
 	GinkgoHelper()
-	return public.StartCluster(ctx, suite).Kubeconfig
+	return environment.StartCluster(ctx, suite).Kubeconfig
 }
 
 // New connects to the cluster whose kubeconfig StartCluster returned.
 func New(kubeconfig string) *Environment {
 	GinkgoHelper()
-	pub, err := public.New(kubeconfig)
+	pub, err := environment.New(kubeconfig)
 	Expect(err).NotTo(HaveOccurred())
 	tc, err := toolchain.Find()
 	Expect(err).NotTo(HaveOccurred())

@@ -1,10 +1,7 @@
-package environment
+package suitekit
 
 import (
 	"context"
-	"fmt"
-	"os"
-	"strings"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
@@ -21,42 +18,9 @@ import (
 	kwokv1alpha1 "sigs.k8s.io/karpenter/kwok/apis/v1alpha1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
-	"github.com/nodeprint/nodeprint/pkg/explain"
+	"github.com/nodeprint/nodeprint/pkg/environment"
 	"github.com/nodeprint/nodeprint/pkg/kube"
 )
-
-// Applied are objects a platform team applied itself (kubectl, GitOps),
-// not through a nodeprint run: no run label, their own names.
-type Applied struct {
-	// Suffix makes the names unique on the suite's shared cluster.
-	Suffix    string
-	Namespace string
-}
-
-// NewApplied creates a namespace for a spec's own objects and deletes it,
-// and every cluster-wide object created through Applied, after the spec.
-func (e *Environment) NewApplied(ctx context.Context, prefix string) *Applied {
-	GinkgoHelper()
-	a := &Applied{Suffix: fmt.Sprintf("%d-%d", os.Getpid(), GinkgoParallelProcess()), Namespace: fmt.Sprintf("%s-%d", prefix, time.Now().UnixNano()%1e6)}
-	e.ExpectCreated(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: a.Namespace}})
-	return a
-}
-
-// ExpectExplained explains the namespace with cfg and c and returns the
-// workload's entry; it must be listed.
-func (e *Environment) ExpectExplained(ctx context.Context, cfg *rest.Config, c client.Client, ns, workload string, opts ...explain.Option) explain.Workload {
-	GinkgoHelper()
-	got, err := explain.Explain(ctx, cfg, c, append(opts, explain.InNamespaces(ns))...)
-	Expect(err).NotTo(HaveOccurred(), "explain")
-	for _, w := range got {
-		fmt.Fprintf(GinkgoWriter, "explained %s/%s (NodePool %q, %v): %s\n  reason: %s\n", w.Namespace, w.Name, w.NodePool, w.Problems, w.Verdict.Summary(), w.Verdict.Reason)
-		if w.Name == workload {
-			return w
-		}
-	}
-	Fail(fmt.Sprintf("explain did not list workload %q among %d troubled workload(s)", workload, len(got)))
-	return explain.Workload{}
-}
 
 // Catalog is the instance catalog the suite's cluster runs Karpenter with.
 func (e *Environment) Catalog() string {
@@ -64,18 +28,10 @@ func (e *Environment) Catalog() string {
 	return e.catalogOf(context.Background())
 }
 
-// Admin is the suite's own access to the cluster, for explain.
-func (e *Environment) Admin() (*rest.Config, client.Client) {
-	GinkgoHelper()
-	cfg, err := kube.Config(e.Kubeconfig)
-	Expect(err).NotTo(HaveOccurred())
-	return cfg, e.Client
-}
-
 // ForbiddenNodeClasses is access as a service account that may read
 // everything explain reads except node classes: every read of a
 // KWOKNodeClass answers 403, as on a cluster whose RBAC withholds them.
-func (e *Environment) ForbiddenNodeClasses(ctx context.Context, a *Applied) (*rest.Config, client.Client) {
+func (e *Environment) ForbiddenNodeClasses(ctx context.Context, a *environment.Applied) (*rest.Config, client.Client) {
 	GinkgoHelper()
 	name := "explain-no-nodeclasses-" + a.Suffix
 	sa := &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: a.Namespace}}
@@ -104,14 +60,4 @@ func (e *Environment) ForbiddenNodeClasses(ctx context.Context, a *Applied) (*re
 		g.Expect(c.List(ctx, &karpv1.NodePoolList{})).To(Succeed(), "listing NodePools")
 	}).WithContext(ctx).WithTimeout(30 * time.Second).Should(Succeed())
 	return cfg, c
-}
-
-// ExpectSignalUnavailable expects the verdict's signal to be unavailable with a
-// detail containing want.
-func (e *Environment) ExpectSignalUnavailable(w explain.Workload, id, want string) {
-	GinkgoHelper()
-	s, ok := w.Verdict.Signal(id)
-	Expect(ok).To(BeTrue(), "the verdict has no signal %s", id)
-	Expect(s.Available).To(BeFalse(), "signal %s = %v, want unavailable", id, s)
-	Expect(strings.ToLower(s.Detail)).To(ContainSubstring(want), "signal %s", id)
 }
