@@ -425,6 +425,13 @@ rules:
 rules:
 - {id: L3-x, layer: L3, title: {en: a, zh: b}, symptom: {en: a, zh: b}, rulesOut: {en: a, zh: b}, when: [{signal: pods.pending, op: ">=", value: 1}], checks: [{command: kubectl get pods, why: {en: a, zh: b}}]}
 - {id: L1-x, layer: L1, title: {en: a, zh: b}, symptom: {en: a, zh: b}, rulesOut: {en: a, zh: b}, when: [{signal: pods.pending, op: ">=", value: 1}], checks: [{command: kubectl get pods, why: {en: a, zh: b}}]}`,
+		"specific after change": `owners: {L1: {en: a, zh: b}, L2: {en: a, zh: b}, L3: {en: a, zh: b}}
+rules:
+- {id: L1-x-change, layer: L1, title: {en: a, zh: b}, symptom: {en: a, zh: b}, rulesOut: {en: a, zh: b}, when: [{signal: inputs.catalogChanged, op: "==", value: 1}], checks: [{command: kubectl get pods, why: {en: a, zh: b}}]}
+- {id: L3-x, layer: L3, title: {en: a, zh: b}, symptom: {en: a, zh: b}, rulesOut: {en: a, zh: b}, when: [{signal: pods.pending, op: ">=", value: 1}], checks: [{command: kubectl get pods, why: {en: a, zh: b}}]}`,
+		"change rule not named so": `owners: {L1: {en: a, zh: b}, L2: {en: a, zh: b}, L3: {en: a, zh: b}}
+rules:
+- {id: L1-x, layer: L1, title: {en: a, zh: b}, symptom: {en: a, zh: b}, rulesOut: {en: a, zh: b}, when: [{signal: inputs.catalogChanged, op: "==", value: 1}], checks: [{command: kubectl get pods, why: {en: a, zh: b}}]}`,
 		"missing chinese": `owners: {L1: {en: a, zh: b}, L2: {en: a, zh: b}, L3: {en: a, zh: b}}
 rules:
 - {id: L1-x, layer: L1, title: {en: a}, symptom: {en: a, zh: b}, rulesOut: {en: a, zh: b}, when: [{signal: pods.pending, op: ">=", value: 1}], checks: [{command: kubectl get pods, why: {en: a, zh: b}}]}`,
@@ -587,5 +594,31 @@ func TestKarpenterWideSignalsOfASharedRunAreUnavailable(t *testing.T) {
 	}
 	if r, _ := rs.Rule("L3-crash-loop"); r.ReadsKarpenterWide() {
 		t.Error("L3-crash-loop reads the run's own pods")
+	}
+}
+
+// A change rule fires only because an input changed; a specific rule of
+// any layer names the mechanism, so it decides before every change rule
+// even when the change is of an earlier layer: a node that violates its
+// NodePool is L2 though the catalog changed too.
+func TestASpecificRuleOutranksAnEarlierLayersChangeRule(t *testing.T) {
+	in := healthy()
+	in.Observation.Nodes["n2"].Labels = map[string]string{"kubernetes.io/arch": "arm64"}
+	changeInputs(in, func(x *inputs.Inputs) { x.Catalog.Digest = "other" })
+	v := classify(t, in)
+	if v.Rule != "L2-policy-violation" {
+		t.Fatalf("a policy violation under a changed catalog: %s, want L2-policy-violation", v.Summary())
+	}
+	if len(v.Fired) != 2 || v.Fired[1].Rule != "L1-catalog-change" {
+		t.Errorf("the change rule must still be listed after it: %+v", v.Fired)
+	}
+	rs, _ := Rules()
+	seenChange := false
+	for _, r := range rs.Rules {
+		if r.Change() {
+			seenChange = true
+		} else if seenChange {
+			t.Errorf("specific rule %s comes after a change rule", r.ID)
+		}
 	}
 }
