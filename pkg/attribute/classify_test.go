@@ -622,3 +622,36 @@ func TestASpecificRuleOutranksAnEarlierLayersChangeRule(t *testing.T) {
 		}
 	}
 }
+
+// Consolidation replaces nodes in a healthy run too: a run that replaced
+// as many NodeClaims as the baseline's runs did (two consolidated nodes)
+// is not churn; one that replaced more is.
+func TestReplacementsAreChurnOnlyBeyondTheBaselines(t *testing.T) {
+	consolidated := func(in *Input, n int) {
+		for i := 0; i < n; i++ {
+			name := fmt.Sprintf("old-%d", i)
+			in.Observation.NodeClaims[name] = &observe.NodeClaimRecord{Name: name, Created: t0, Launched: t0, Registered: t0, Deleted: t0.Add(20 * time.Second)}
+		}
+	}
+	in := healthy()
+	fp := *in.Observed
+	fp.Replaced = 2
+	bl, err := fingerprint.NewBaseline("s", fingerprint.Provenance{}, []*fingerprint.Fingerprint{&fp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bl.Karpenter = in.Baseline.Karpenter
+	in.Baseline = bl
+	consolidated(in, 2)
+	if v := classify(t, in); v.Verdict != None {
+		t.Errorf("two replacements against a baseline of two: %s, want none", v.Summary())
+	}
+	consolidated(in, 4)
+	v := classify(t, in)
+	if v.Rule != "L2-disruption-churn" {
+		t.Fatalf("four replacements against a baseline of two: %s, want L2-disruption-churn", v.Summary())
+	}
+	if s, _ := v.Signal("nodeclaims.replaced"); !strings.Contains(s.Detail, "at most 2 in a baseline run") {
+		t.Errorf("the evidence must name the baseline's count: %q", s.Detail)
+	}
+}

@@ -353,15 +353,23 @@ var signalDefs = []SignalDef{
 			}
 			return float64(n), true, ""
 		}},
-	{ID: "nodeclaims.replaced", Help: "NodeClaims that registered a node and were deleted during the run (disruption), against none in a baseline run",
+	{ID: "nodeclaims.replaced", Help: "NodeClaims that registered a node and were deleted during the run (disruption), beyond the most a baseline run replaced",
 		compute: func(in *Input) (float64, bool, string) {
+			if in.Baseline == nil || in.Baseline.Replaced == nil {
+				return 0, false, "no baseline count of replaced NodeClaims (none, or recorded before they were counted: re-record it)"
+			}
 			var hit []string
 			for _, c := range in.Observation.NodeClaims {
 				if !c.Deleted.IsZero() && !c.Registered.IsZero() {
 					hit = append(hit, c.Name)
 				}
 			}
-			return float64(len(hit)), true, names(hit)
+			lim := in.Baseline.Replaced.Max
+			detail := fmt.Sprintf("%d replaced against at most %g in a baseline run", len(hit), lim)
+			if len(hit) > 0 {
+				detail += ": " + names(hit)
+			}
+			return float64(len(hit)) - lim, true, detail
 		}},
 	{ID: "pods.pending", Help: "the run's pods not scheduled at the end",
 		compute: func(in *Input) (float64, bool, string) {

@@ -22,6 +22,10 @@ type Fingerprint struct {
 	Selection Selection `json:"selection"`
 	Timing    Timing    `json:"timing"`
 	Outcomes  Outcomes  `json:"outcomes"`
+	// Replaced counts the NodeClaims that registered a node and were
+	// deleted during the run (consolidation, expiry, drift): a healthy
+	// scenario may replace some, so churn is measured against its baseline.
+	Replaced int `json:"replaced,omitempty"`
 	// Karpenter is what Karpenter itself consumed during the run; nil
 	// where its metrics cannot be read.
 	Karpenter *usage.Usage `json:"karpenter,omitempty"`
@@ -103,6 +107,9 @@ func Compute(ob *observe.Observation, cat *catalog.Catalog) (*Fingerprint, error
 	var claimLat, launch, registration, initialization []float64
 	for _, c := range ob.NodeClaims {
 		if !c.Deleted.IsZero() {
+			if !c.Registered.IsZero() {
+				fp.Replaced++
+			}
 			continue
 		}
 		if c.InstanceType == "" {
