@@ -114,9 +114,12 @@ func binaryToolchain(f *scenarioFlags, tc *toolchain.Toolchain) (*toolchain.Tool
 	fi, err := os.Stat(path)
 	switch {
 	case err != nil:
-		return nil, usageError{fmt.Errorf("--karpenter-binary: %w (build one with `make mutants` or from the pinned module's kwok/ main)", err)}
+		return nil, usageError{fmt.Errorf("--karpenter-binary: %w (build one with `make mutants`)", err)}
 	case !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0:
 		return nil, usageError{fmt.Errorf("--karpenter-binary %s: not an executable file", path)}
+	}
+	if err := cluster.CheckKarpenterBinary(path); err != nil {
+		return nil, usageError{fmt.Errorf("--karpenter-binary: %w", err)}
 	}
 	up := *tc
 	up.KarpenterBinary = path
