@@ -655,3 +655,31 @@ func TestReplacementsAreChurnOnlyBeyondTheBaselines(t *testing.T) {
 		t.Errorf("the evidence must name the baseline's count: %q", s.Detail)
 	}
 }
+
+// The NodePool field that keeps pending pods out is named in the evidence:
+// a taint they do not tolerate, or a limit of a resource other than CPU
+// whose headroom is below every type that fits.
+func TestEvidenceNamesTheBlockingNodePoolField(t *testing.T) {
+	in := healthy()
+	pending(in)
+	in.Facts.Fit["web"] = fit.Result{Catalog: 33, NodePool: 0, Example: "c-1x", Blocked: "spec.template.spec.taints: did not tolerate dedicated=gpu:NoSchedule"}
+	v := classify(t, in)
+	if v.Rule != "L2-nodepool-excludes-fitting-instances" {
+		t.Fatalf("an untolerated taint: %s", v.Summary())
+	}
+	if s, _ := v.Signal("fit.pendingFitNodePool"); !strings.Contains(s.Detail, "spec.template.spec.taints") {
+		t.Errorf("the evidence must name the taints: %q", s.Detail)
+	}
+	in = healthy()
+	pending(in)
+	in.Facts.NodePool.Spec.Limits = karpv1.Limits{corev1.ResourceCPU: resource.MustParse("1000"), corev1.ResourceMemory: resource.MustParse("100Gi")}
+	in.Facts.NodePool.Status.Resources = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("99Gi")}
+	in.Facts.Fit["web"] = fit.Result{Catalog: 10, NodePool: 5, Limited: "spec.limits.memory: 1Gi left (limit 100Gi, in use 99Gi), c-1x has 4Gi"}
+	v = classify(t, in)
+	if v.Rule != "L2-nodepool-limits" {
+		t.Fatalf("memory headroom below every type: %s, want L2-nodepool-limits", v.Summary())
+	}
+	if s, _ := v.Signal("policy.limitsReached"); !strings.Contains(s.Detail, "spec.limits.memory") {
+		t.Errorf("the evidence must name the memory limit: %q", s.Detail)
+	}
+}

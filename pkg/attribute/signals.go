@@ -219,6 +219,12 @@ func pendingFit(in *Input, nodePool bool) (float64, bool, string) {
 		}
 		if nodePool && n == 0 && r.Catalog > 0 {
 			detail += fmt.Sprintf(", %d in the catalog (e.g. %s)", r.Catalog, r.Example)
+			switch {
+			case r.Blocked != "":
+				detail += ": " + r.Blocked
+			case in.Facts.Unadmitted[w] != "":
+				detail += ": no NodePool admits the pods (" + in.Facts.Unadmitted[w] + ")"
+			}
 		}
 		parts = append(parts, detail)
 	}
@@ -407,7 +413,7 @@ var signalDefs = []SignalDef{
 			}
 			return 1, true, strings.Join(hit, "; ")
 		}},
-	{ID: "policy.limitsReached", Help: "1 when the NodePool has limits and what it uses plus one more pod exceeds them, or Karpenter reported exceeding them",
+	{ID: "policy.limitsReached", Help: "1 when the NodePool has limits and what it uses plus one more pod exceeds them, what a limit of any resource leaves is below every type that holds a pod, or Karpenter reported exceeding them",
 		compute: func(in *Input) (float64, bool, string) {
 			np := in.Facts.NodePool
 			if np == nil {
@@ -419,6 +425,17 @@ var signalDefs = []SignalDef{
 			for _, e := range in.Observation.Events {
 				if strings.Contains(e.Message, "exceed limits") {
 					return 1, true, e.Message
+				}
+			}
+			// Karpenter launches no type whose capacity exceeds what a
+			// limit leaves, of any resource: fit names it.
+			pending := map[string]bool{}
+			for _, p := range livePods(in.Observation) {
+				pending[p.Workload] = pending[p.Workload] || p.Scheduled.IsZero()
+			}
+			for _, w := range sortedKeys(in.Facts.Fit) {
+				if l := in.Facts.Fit[w].Limited; l != "" && pending[w] {
+					return 1, true, w + ": " + l
 				}
 			}
 			for _, w := range sortedKeys(in.Facts.Workloads) {

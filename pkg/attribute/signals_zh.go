@@ -22,7 +22,7 @@ var signalHelpZh = map[string]string{
 	"fit.pendingFitCatalog":              "每个有 Pending Pod 的工作负载都能被实例目录中的某个实例类型容纳时为 1（Karpenter 的实例模型，requests 对比 allocatable）",
 	"fit.pendingFitNodePool":             "每个有 Pending Pod 的工作负载都能被 NodePool 允许的某个实例类型容纳时为 1",
 	"policy.pendingAdmittedByNoNodePool": "有 Pending Pod 的工作负载通过 nodeSelector 或必需的亲和性所要求的标签，没有任何 NodePool 的节点会带有时为 1",
-	"policy.limitsReached":               "NodePool 设置了 limits，且当前用量再加一个 Pod 会超出，或 Karpenter 报告已超出时为 1",
+	"policy.limitsReached":               "NodePool 设置了 limits，且当前用量再加一个 Pod 会超出、任一资源的 limit 余量小于每个能容纳 Pod 的实例类型，或 Karpenter 报告已超出时为 1",
 	"selection.policyViolations":         "本次运行中标签不满足 NodePool 约束的节点数",
 	"selection.nodesOverRequested":       "本次运行中其上 Pod 的 requests 超过实例 allocatable 的节点数（0 表示 Karpenter 的选择符合 requests）",
 	"pods.oomKilled":                     "本次运行中容器上次终止原因为 OOMKilled 的 Pod 数",
