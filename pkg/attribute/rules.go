@@ -11,10 +11,11 @@ package attribute
 import (
 	_ "embed"
 	"fmt"
-	"github.com/nodeprint/nodeprint/pkg/layer"
 	"regexp"
 	"strings"
 	"sync"
+
+	"github.com/nodeprint/nodeprint/pkg/layer"
 
 	"sigs.k8s.io/yaml"
 )

@@ -107,9 +107,7 @@ func Compute(ob *observe.Observation, cat *catalog.Catalog) (*Fingerprint, error
 	var claimLat, launch, registration, initialization []float64
 	for _, c := range ob.NodeClaims {
 		if !c.Deleted.IsZero() {
-			if !c.Registered.IsZero() {
-				fp.Replaced++
-			}
+			fp.Replaced += replaced(c)
 			continue
 		}
 		if c.InstanceType == "" {
@@ -182,6 +180,15 @@ func Compute(ob *observe.Observation, cat *catalog.Catalog) (*Fingerprint, error
 	fp.Timing.PodScheduled, fp.Timing.PodStart = percentiles(scheduled), percentiles(start)
 	fp.Timing.NodeClaimLaunch, fp.Timing.NodeRegistration, fp.Timing.NodeInitialization = percentiles(launch), percentiles(registration), percentiles(initialization)
 	return fp, nil
+}
+
+// replaced is 1 for a deleted NodeClaim that had registered a node (a
+// replacement, not a launch that failed), else 0.
+func replaced(c *observe.NodeClaimRecord) int {
+	if c.Registered.IsZero() {
+		return 0
+	}
+	return 1
 }
 
 // stage appends the latency from one transition to the next, where both
