@@ -425,6 +425,13 @@ rules:
 rules:
 - {id: L3-x, layer: L3, title: {en: a, zh: b}, symptom: {en: a, zh: b}, rulesOut: {en: a, zh: b}, when: [{signal: pods.pending, op: ">=", value: 1}], checks: [{command: kubectl get pods, why: {en: a, zh: b}}]}
 - {id: L1-x, layer: L1, title: {en: a, zh: b}, symptom: {en: a, zh: b}, rulesOut: {en: a, zh: b}, when: [{signal: pods.pending, op: ">=", value: 1}], checks: [{command: kubectl get pods, why: {en: a, zh: b}}]}`,
+		"specific after change": `owners: {L1: {en: a, zh: b}, L2: {en: a, zh: b}, L3: {en: a, zh: b}}
+rules:
+- {id: L1-x-change, layer: L1, title: {en: a, zh: b}, symptom: {en: a, zh: b}, rulesOut: {en: a, zh: b}, when: [{signal: inputs.catalogChanged, op: "==", value: 1}], checks: [{command: kubectl get pods, why: {en: a, zh: b}}]}
+- {id: L3-x, layer: L3, title: {en: a, zh: b}, symptom: {en: a, zh: b}, rulesOut: {en: a, zh: b}, when: [{signal: pods.pending, op: ">=", value: 1}], checks: [{command: kubectl get pods, why: {en: a, zh: b}}]}`,
+		"change rule not named so": `owners: {L1: {en: a, zh: b}, L2: {en: a, zh: b}, L3: {en: a, zh: b}}
+rules:
+- {id: L1-x, layer: L1, title: {en: a, zh: b}, symptom: {en: a, zh: b}, rulesOut: {en: a, zh: b}, when: [{signal: inputs.catalogChanged, op: "==", value: 1}], checks: [{command: kubectl get pods, why: {en: a, zh: b}}]}`,
 		"missing chinese": `owners: {L1: {en: a, zh: b}, L2: {en: a, zh: b}, L3: {en: a, zh: b}}
 rules:
 - {id: L1-x, layer: L1, title: {en: a}, symptom: {en: a, zh: b}, rulesOut: {en: a, zh: b}, when: [{signal: pods.pending, op: ">=", value: 1}], checks: [{command: kubectl get pods, why: {en: a, zh: b}}]}`,
@@ -587,5 +594,92 @@ func TestKarpenterWideSignalsOfASharedRunAreUnavailable(t *testing.T) {
 	}
 	if r, _ := rs.Rule("L3-crash-loop"); r.ReadsKarpenterWide() {
 		t.Error("L3-crash-loop reads the run's own pods")
+	}
+}
+
+// A change rule fires only because an input changed; a specific rule of
+// any layer names the mechanism, so it decides before every change rule
+// even when the change is of an earlier layer: a node that violates its
+// NodePool is L2 though the catalog changed too.
+func TestASpecificRuleOutranksAnEarlierLayersChangeRule(t *testing.T) {
+	in := healthy()
+	in.Observation.Nodes["n2"].Labels = map[string]string{"kubernetes.io/arch": "arm64"}
+	changeInputs(in, func(x *inputs.Inputs) { x.Catalog.Digest = "other" })
+	v := classify(t, in)
+	if v.Rule != "L2-policy-violation" {
+		t.Fatalf("a policy violation under a changed catalog: %s, want L2-policy-violation", v.Summary())
+	}
+	if len(v.Fired) != 2 || v.Fired[1].Rule != "L1-catalog-change" {
+		t.Errorf("the change rule must still be listed after it: %+v", v.Fired)
+	}
+	rs, _ := Rules()
+	seenChange := false
+	for _, r := range rs.Rules {
+		if r.Change() {
+			seenChange = true
+		} else if seenChange {
+			t.Errorf("specific rule %s comes after a change rule", r.ID)
+		}
+	}
+}
+
+// Consolidation replaces nodes in a healthy run too: a run that replaced
+// as many NodeClaims as the baseline's runs did (two consolidated nodes)
+// is not churn; one that replaced more is.
+func TestReplacementsAreChurnOnlyBeyondTheBaselines(t *testing.T) {
+	consolidated := func(in *Input, n int) {
+		for i := 0; i < n; i++ {
+			name := fmt.Sprintf("old-%d", i)
+			in.Observation.NodeClaims[name] = &observe.NodeClaimRecord{Name: name, Created: t0, Launched: t0, Registered: t0, Deleted: t0.Add(20 * time.Second)}
+		}
+	}
+	in := healthy()
+	fp := *in.Observed
+	fp.Replaced = 2
+	bl, err := fingerprint.NewBaseline("s", fingerprint.Provenance{}, []*fingerprint.Fingerprint{&fp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bl.Karpenter = in.Baseline.Karpenter
+	in.Baseline = bl
+	consolidated(in, 2)
+	if v := classify(t, in); v.Verdict != None {
+		t.Errorf("two replacements against a baseline of two: %s, want none", v.Summary())
+	}
+	consolidated(in, 4)
+	v := classify(t, in)
+	if v.Rule != "L2-disruption-churn" {
+		t.Fatalf("four replacements against a baseline of two: %s, want L2-disruption-churn", v.Summary())
+	}
+	if s, _ := v.Signal("nodeclaims.replaced"); !strings.Contains(s.Detail, "at most 2 in a baseline run") {
+		t.Errorf("the evidence must name the baseline's count: %q", s.Detail)
+	}
+}
+
+// The NodePool field that keeps pending pods out is named in the evidence:
+// a taint they do not tolerate, or a limit of a resource other than CPU
+// whose headroom is below every type that fits.
+func TestEvidenceNamesTheBlockingNodePoolField(t *testing.T) {
+	in := healthy()
+	pending(in)
+	in.Facts.Fit["web"] = fit.Result{Catalog: 33, NodePool: 0, Example: "c-1x", Blocked: "spec.template.spec.taints: did not tolerate dedicated=gpu:NoSchedule"}
+	v := classify(t, in)
+	if v.Rule != "L2-nodepool-excludes-fitting-instances" {
+		t.Fatalf("an untolerated taint: %s", v.Summary())
+	}
+	if s, _ := v.Signal("fit.pendingFitNodePool"); !strings.Contains(s.Detail, "spec.template.spec.taints") {
+		t.Errorf("the evidence must name the taints: %q", s.Detail)
+	}
+	in = healthy()
+	pending(in)
+	in.Facts.NodePool.Spec.Limits = karpv1.Limits{corev1.ResourceCPU: resource.MustParse("1000"), corev1.ResourceMemory: resource.MustParse("100Gi")}
+	in.Facts.NodePool.Status.Resources = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8"), corev1.ResourceMemory: resource.MustParse("99Gi")}
+	in.Facts.Fit["web"] = fit.Result{Catalog: 10, NodePool: 5, Limited: "spec.limits.memory: 1Gi left (limit 100Gi, in use 99Gi), c-1x has 4Gi"}
+	v = classify(t, in)
+	if v.Rule != "L2-nodepool-limits" {
+		t.Fatalf("memory headroom below every type: %s, want L2-nodepool-limits", v.Summary())
+	}
+	if s, _ := v.Signal("policy.limitsReached"); !strings.Contains(s.Detail, "spec.limits.memory") {
+		t.Errorf("the evidence must name the memory limit: %q", s.Detail)
 	}
 }

@@ -3,8 +3,9 @@
 // inconclusive. Rules are data (rules.yaml): an ID, a layer, conditions on
 // named signals with thresholds, the owner, the first checks with their
 // kubectl commands (or a read of Karpenter's metrics), and their text in English and Chinese. Classify
-// evaluates them in the decision order (L1, L2, L3) and stops at the first
-// layer with a firing rule; a verdict carries every signal with its value.
+// evaluates them in the decision order (the specific rules L1, L2, L3, then
+// the change rules L1, L2, L3) and the first firing rule decides; a verdict
+// carries every signal with its value.
 package attribute
 
 import (
@@ -137,7 +138,7 @@ func ParseRules(b []byte) (*RuleSet, error) {
 	}
 	var errs []string
 	seen := map[string]bool{}
-	var last layer.Layer
+	var last order
 	for i, r := range rs.Rules {
 		at := fmt.Sprintf("rules[%d] (%s)", i, r.ID)
 		if r.ID == "" || seen[r.ID] {
@@ -150,10 +151,14 @@ func ParseRules(b []byte) (*RuleSet, error) {
 		if !strings.HasPrefix(r.ID, string(r.Layer)+"-") {
 			errs = append(errs, at+": id must start with its layer")
 		}
-		if r.Layer < last {
-			errs = append(errs, at+": rules must be listed in the decision order (L1, L2, L3)")
+		if r.Change() != strings.HasSuffix(r.ID, "-change") {
+			errs = append(errs, at+": a change rule (a condition inputs.*Changed == 1) and only one has an id ending in -change")
 		}
-		last = r.Layer
+		if ord := (order{r.Change(), r.Layer}); ord.before(last) {
+			errs = append(errs, at+": rules must be listed in the decision order (specific rules L1, L2, L3, then change rules L1, L2, L3)")
+		} else {
+			last = ord
+		}
 		if len(r.When) == 0 {
 			errs = append(errs, at+": a rule needs at least one condition")
 		}
@@ -199,6 +204,32 @@ func ParseRules(b []byte) (*RuleSet, error) {
 		return nil, fmt.Errorf("invalid rules:\n  %s", strings.Join(errs, "\n  "))
 	}
 	return rs, nil
+}
+
+// Change reports whether the rule fires because an input changed (a
+// condition inputs.*Changed == 1) rather than on a mechanism it names.
+// Change rules come after every specific rule in the decision order.
+func (r Rule) Change() bool {
+	for _, c := range r.When {
+		if strings.HasPrefix(c.Signal, "inputs.") && strings.HasSuffix(c.Signal, "Changed") && c.Op == "==" && c.Value == 1 {
+			return true
+		}
+	}
+	return false
+}
+
+// order is a rule's place in the decision order: specific rules by layer,
+// then change rules by layer.
+type order struct {
+	change bool
+	layer  layer.Layer
+}
+
+func (o order) before(p order) bool {
+	if o.change != p.change {
+		return !o.change
+	}
+	return o.layer < p.layer
 }
 
 func (c Condition) validOp() bool {

@@ -219,6 +219,12 @@ func pendingFit(in *Input, nodePool bool) (float64, bool, string) {
 		}
 		if nodePool && n == 0 && r.Catalog > 0 {
 			detail += fmt.Sprintf(", %d in the catalog (e.g. %s)", r.Catalog, r.Example)
+			switch {
+			case r.Blocked != "":
+				detail += ": " + r.Blocked
+			case in.Facts.Unadmitted[w] != "":
+				detail += ": no NodePool admits the pods (" + in.Facts.Unadmitted[w] + ")"
+			}
 		}
 		parts = append(parts, detail)
 	}
@@ -353,15 +359,23 @@ var signalDefs = []SignalDef{
 			}
 			return float64(n), true, ""
 		}},
-	{ID: "nodeclaims.replaced", Help: "NodeClaims that registered a node and were deleted during the run (disruption), against none in a baseline run",
+	{ID: "nodeclaims.replaced", Help: "NodeClaims that registered a node and were deleted during the run (disruption), beyond the most a baseline run replaced",
 		compute: func(in *Input) (float64, bool, string) {
+			if in.Baseline == nil || in.Baseline.Replaced == nil {
+				return 0, false, "no baseline count of replaced NodeClaims (none, or recorded before they were counted: re-record it)"
+			}
 			var hit []string
 			for _, c := range in.Observation.NodeClaims {
 				if !c.Deleted.IsZero() && !c.Registered.IsZero() {
 					hit = append(hit, c.Name)
 				}
 			}
-			return float64(len(hit)), true, names(hit)
+			lim := in.Baseline.Replaced.Max
+			detail := fmt.Sprintf("%d replaced against at most %g in a baseline run", len(hit), lim)
+			if len(hit) > 0 {
+				detail += ": " + names(hit)
+			}
+			return float64(len(hit)) - lim, true, detail
 		}},
 	{ID: "pods.pending", Help: "the run's pods not scheduled at the end",
 		compute: func(in *Input) (float64, bool, string) {
@@ -399,7 +413,7 @@ var signalDefs = []SignalDef{
 			}
 			return 1, true, strings.Join(hit, "; ")
 		}},
-	{ID: "policy.limitsReached", Help: "1 when the NodePool has limits and what it uses plus one more pod exceeds them, or Karpenter reported exceeding them",
+	{ID: "policy.limitsReached", Help: "1 when the NodePool has limits and what it uses plus one more pod exceeds them, what a limit of any resource leaves is below every type that holds a pod, or Karpenter reported exceeding them",
 		compute: func(in *Input) (float64, bool, string) {
 			np := in.Facts.NodePool
 			if np == nil {
@@ -411,6 +425,17 @@ var signalDefs = []SignalDef{
 			for _, e := range in.Observation.Events {
 				if strings.Contains(e.Message, "exceed limits") {
 					return 1, true, e.Message
+				}
+			}
+			// Karpenter launches no type whose capacity exceeds what a
+			// limit leaves, of any resource: fit names it.
+			pending := map[string]bool{}
+			for _, p := range livePods(in.Observation) {
+				pending[p.Workload] = pending[p.Workload] || p.Scheduled.IsZero()
+			}
+			for _, w := range sortedKeys(in.Facts.Fit) {
+				if l := in.Facts.Fit[w].Limited; l != "" && pending[w] {
+					return 1, true, w + ": " + l
 				}
 			}
 			for _, w := range sortedKeys(in.Facts.Workloads) {

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"sync"
 	"time"
 
@@ -151,14 +150,7 @@ func (l *Local) karpenterSpec(st state) process.Spec {
 	return process.Spec{
 		Name: "karpenter", Path: st.KarpenterBinary, Dir: l.dir,
 		LogFile: l.KarpenterLog(), PIDFile: filepath.Join(l.dir, "karpenter.pid"),
-		Env: append(append(os.Environ(),
-			"KUBECONFIG="+kubeconfig,
-			"SYSTEM_NAMESPACE="+KarpenterNamespace,
-			"DISABLE_LEADER_ELECTION=true",
-			"METRICS_PORT="+strconv.Itoa(st.KarpenterMetricsPort),
-			"HEALTH_PROBE_PORT="+strconv.Itoa(st.KarpenterHealthPort),
-			"INSTANCE_TYPES_FILE_PATH="+l.catalogPath(st),
-		), settingsEnv(st.Settings)...),
+		Env: karpenterEnv(os.Environ(), st, kubeconfig, l.catalogPath(st)),
 	}
 }
 
@@ -249,7 +241,11 @@ func (l *Local) Up(ctx context.Context) (err error) {
 		return err
 	}
 	if err := l.phase(ctx, "toolchain", "checking the binaries in "+l.tc.Bin, func(ctx context.Context) error {
-		return l.tc.Ensure(ctx, l.opts.buildLog)
+		if err := l.tc.Ensure(ctx, l.opts.buildLog); err != nil {
+			return err
+		}
+		// Before anything starts: runKarpenter refuses it anyway.
+		return CheckKarpenterBinary(l.tc.Paths().Karpenter)
 	}); err != nil {
 		return err
 	}

@@ -114,6 +114,9 @@ func (l *Local) startKarpenter(ctx context.Context, st state) (state, error) {
 }
 
 func (l *Local) runKarpenter(ctx context.Context, st state) error {
+	if err := CheckKarpenterBinary(st.KarpenterBinary); err != nil {
+		return &PhaseError{Phase: "karpenter", Err: err}
+	}
 	h, err := process.Start(l.karpenterSpec(st))
 	if err != nil {
 		return err

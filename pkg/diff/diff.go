@@ -97,16 +97,23 @@ type Rules struct {
 	// otherwise it is reported as tolerated (see scenario.ZonesMatter).
 	ZonesMatter bool
 	// CPU gives an instance type's vCPUs (the scenario's catalog); nil
-	// when the catalog cannot be read, and the unit-cost check is skipped.
+	// when the caller has no catalog, and the unit-cost check is skipped.
 	CPU func(instanceType string) (float64, bool)
+	// CatalogErr is why the scenario's catalog could not be read: a
+	// selection the tolerances accept is then a regression that says so,
+	// since the cost of its vCPUs cannot be checked.
+	CatalogErr error
 }
 
 // RulesFor returns the verification rules of a scenario.
 func RulesFor(s *scenario.Scenario) Rules {
 	r := Rules{Tolerances: s.Spec.Baseline.Tolerances, ZonesMatter: s.ZonesMatter(), FalseAlarm: s.Spec.Baseline.FalseAlarm}
-	if c, err := catalog.Load(s.CatalogPath); err == nil {
-		r.CPU = c.CPU
+	c, err := catalog.Load(s.CatalogPath)
+	if err != nil {
+		r.CatalogErr = err
+		return r
 	}
+	r.CPU = c.CPU
 	return r
 }
 
@@ -191,6 +198,11 @@ func (d *Diff) selection(b *fingerprint.Baseline, sel fingerprint.Selection, rul
 // the cost tolerance is still a regression (measured: make mutants'
 // expensive-types build on burst-1000, +24% a vCPU, inside the cost range).
 func (d *Diff) costPerCPU(b *fingerprint.Baseline, sel fingerprint.Selection, rules Rules) {
+	if rules.CatalogErr != nil {
+		d.add("selection.costPerCPU", "unknown", "unknown",
+			fmt.Sprintf("the cost of a vCPU must be checked for a selection the tolerances accept, and the catalog could not be read: %v", rules.CatalogErr), Regression)
+		return
+	}
 	unit, ok := costPerCPU(sel.InstanceTypes, sel.HourlyCost, rules.CPU)
 	if !ok {
 		return

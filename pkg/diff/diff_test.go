@@ -2,6 +2,8 @@ package diff
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -278,5 +280,23 @@ func TestKarpenterCPUUnderTheFloorIsNotReported(t *testing.T) {
 	d := Compare(large, Rules{}, regressed[0], regressed[1:]...)
 	if !d.Regressed() || len(d.Deviations) != 1 || d.Deviations[0].Path != "karpenter.cpuSeconds" || !strings.Contains(d.Deviations[0].Rule, "0.5 cpu-s more") {
 		t.Fatalf("v1.11.0's 2.2x on twenty NodePools must fail on Karpenter's CPU:\n%s", d.Text())
+	}
+}
+
+// A scenario's catalog that cannot be read does not skip the cost-per-vCPU
+// check in silence: a selection the tolerances would accept is a
+// regression that names the catalog's error, since nobody can tell that a
+// vCPU of it costs what the baseline's did.
+func TestACatalogThatFailsToLoadIsReported(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "broken.json")
+	if err := os.WriteFile(path, []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := &scenario.Scenario{CatalogPath: path}
+	s.Spec.Baseline.Tolerances = scenario.Tolerances{CostPercent: 10, Nodes: 1}
+	d := Compare(baseline(t), RulesFor(s), fp(map[string]int{"c-8x-amd64-linux/on-demand": 2}, 2, 0.45, 4))
+	i := slices.IndexFunc(d.Deviations, func(x Deviation) bool { return x.Path == "selection.costPerCPU" })
+	if i < 0 || d.Deviations[i].Severity != Regression || !strings.Contains(d.Deviations[i].Rule, "broken.json") {
+		t.Fatalf("the catalog's error must be a regression naming it:\n%s", d.Text())
 	}
 }

@@ -55,7 +55,10 @@ type Baseline struct {
 	Zones       Range           `json:"zones"`
 	ZoneSkew    Range           `json:"zoneSkew"`
 	PodsPerNode Range           `json:"podsPerNode"`
-	Timing      BaselineTiming  `json:"timing"`
+	// Replaced is the range of NodeClaims a run replaced
+	// (Fingerprint.Replaced); nil in a baseline recorded before it was.
+	Replaced *Range         `json:"replaced,omitempty"`
+	Timing   BaselineTiming `json:"timing"`
 	// Karpenter is Karpenter's own usage in each run; nil where a run
 	// could not read it.
 	Karpenter *BaselineKarpenter `json:"karpenter,omitempty"`
@@ -375,6 +378,12 @@ func (b *Baseline) Merge(o *Baseline) (*Baseline, error) {
 		}
 		*dst = newSamples(append(slices.Clone(dst.Values), src.Values...))
 	}
+	if nb.Replaced == nil || o.Replaced == nil {
+		nb.Replaced = nil // some runs were recorded before replacements were
+	} else {
+		r := nb.Replaced.Extend(o.Replaced.Min, false).Extend(o.Replaced.Max, false)
+		nb.Replaced = &r
+	}
 	if nb.Karpenter == nil || o.Karpenter == nil {
 		// Some runs could not read Karpenter's usage: none is kept.
 		nb.Karpenter = nil
@@ -406,6 +415,10 @@ func (b *Baseline) clone() *Baseline {
 		k := *b.Karpenter
 		nb.Karpenter = &k
 	}
+	if b.Replaced != nil {
+		r := *b.Replaced
+		nb.Replaced = &r
+	}
 	for _, m := range RunMetrics {
 		if s := m.In(&nb, false); s != nil {
 			s.Values = slices.Clone(s.Values)
@@ -427,6 +440,7 @@ func (b *Baseline) add(fps []*Fingerprint) error {
 		for _, m := range RunMetrics {
 			m.In(b, m.Usage)
 		}
+		b.Replaced = &Range{}
 	}
 	values := map[string][]float64{}
 	for _, m := range RunMetrics {
@@ -453,6 +467,11 @@ func (b *Baseline) add(fps []*Fingerprint) error {
 		b.Zones = b.Zones.Extend(float64(fp.Selection.Zones), first)
 		b.ZoneSkew = b.ZoneSkew.Extend(float64(fp.Selection.ZoneSkew), first)
 		b.PodsPerNode = b.PodsPerNode.Extend(float64(fp.Selection.PodsPerNodeMin), first).Extend(float64(fp.Selection.PodsPerNodeMax), false)
+		if b.Replaced != nil {
+			// Runs added to a baseline recorded before replacements were
+			// leave it unknown.
+			*b.Replaced = b.Replaced.Extend(float64(fp.Replaced), first)
+		}
 		if c := cmp.Or(fp.Timing.Clock, observe.ServerClock); c != b.clock() {
 			return fmt.Errorf("run %d read its latencies from the %s clock, the baseline from the %s clock: record afresh", b.Runs, c, b.clock())
 		}
@@ -615,6 +634,9 @@ func ParseBaseline(path string, data []byte) (*Baseline, error) {
 	}
 	if b.SchemaVersion >= oldestSchema && b.SchemaVersion <= SchemaVersion {
 		b.checkSamples(add) // a schema this build does not know is the one error
+	}
+	if r := b.Replaced; r != nil && (r.Min < 0 || r.Min > r.Max) {
+		add("replaced", "min %g, max %g: a range of counts", r.Min, r.Max)
 	}
 	if len(b.Accepted) > b.Runs {
 		add("accepted", "%d accepted runs, but runs is %d", len(b.Accepted), b.Runs)

@@ -22,6 +22,10 @@ type Fingerprint struct {
 	Selection Selection `json:"selection"`
 	Timing    Timing    `json:"timing"`
 	Outcomes  Outcomes  `json:"outcomes"`
+	// Replaced counts the NodeClaims that registered a node and were
+	// deleted during the run (consolidation, expiry, drift): a healthy
+	// scenario may replace some, so churn is measured against its baseline.
+	Replaced int `json:"replaced,omitempty"`
 	// Karpenter is what Karpenter itself consumed during the run; nil
 	// where its metrics cannot be read.
 	Karpenter *usage.Usage `json:"karpenter,omitempty"`
@@ -103,6 +107,7 @@ func Compute(ob *observe.Observation, cat *catalog.Catalog) (*Fingerprint, error
 	var claimLat, launch, registration, initialization []float64
 	for _, c := range ob.NodeClaims {
 		if !c.Deleted.IsZero() {
+			fp.Replaced += replaced(c)
 			continue
 		}
 		if c.InstanceType == "" {
@@ -175,6 +180,15 @@ func Compute(ob *observe.Observation, cat *catalog.Catalog) (*Fingerprint, error
 	fp.Timing.PodScheduled, fp.Timing.PodStart = percentiles(scheduled), percentiles(start)
 	fp.Timing.NodeClaimLaunch, fp.Timing.NodeRegistration, fp.Timing.NodeInitialization = percentiles(launch), percentiles(registration), percentiles(initialization)
 	return fp, nil
+}
+
+// replaced is 1 for a deleted NodeClaim that had registered a node (a
+// replacement, not a launch that failed), else 0.
+func replaced(c *observe.NodeClaimRecord) int {
+	if c.Registered.IsZero() {
+		return 0
+	}
+	return 1
 }
 
 // stage appends the latency from one transition to the next, where both

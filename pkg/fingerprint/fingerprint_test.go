@@ -359,3 +359,44 @@ func TestMergeIsRecordingTogether(t *testing.T) {
 		t.Errorf("merging runs of another catalog: %v, want a refusal", err)
 	}
 }
+
+// A baseline keeps how many NodeClaims its runs replaced, through Add,
+// Merge and a save and load; one recorded before that keeps it unknown.
+func TestBaselineKeepsReplacedNodeClaims(t *testing.T) {
+	fp := func(n int) *Fingerprint {
+		return &Fingerprint{Selection: Selection{InstanceTypes: map[string]int{"c/on-demand": 1}, Nodes: 1}, Replaced: n}
+	}
+	b, err := NewBaseline("s", Provenance{}, []*Fingerprint{fp(2), fp(1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Replaced == nil || *b.Replaced != (Range{1, 2}) {
+		t.Fatalf("replaced %+v, want 1..2", b.Replaced)
+	}
+	b2, err := b.Add(fp(3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *b2.Replaced != (Range{1, 3}) || *b.Replaced != (Range{1, 2}) {
+		t.Errorf("Add: %+v (original %+v)", b2.Replaced, b.Replaced)
+	}
+	path := filepath.Join(t.TempDir(), "s.yaml")
+	if err := b2.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := LoadBaseline(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loaded.Replaced == nil || *loaded.Replaced != (Range{1, 3}) {
+		t.Errorf("loaded replaced %+v, want 1..3", loaded.Replaced)
+	}
+	old := b.clone()
+	old.Replaced = nil
+	if m, err := old.Merge(b); err != nil || m.Replaced != nil {
+		t.Errorf("merged with a baseline recorded before replacements: %+v, %v; want unknown", m, err)
+	}
+	if a, _ := old.Add(fp(5)); a.Replaced != nil {
+		t.Errorf("a run added to such a baseline: %+v, want unknown", a.Replaced)
+	}
+}

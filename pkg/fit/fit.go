@@ -6,9 +6,11 @@
 package fit
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -77,9 +79,31 @@ type Result struct {
 	Largest string `json:"largest,omitempty"`
 	// Example names a type that fits in the catalog (the smallest).
 	Example string `json:"example,omitempty"`
+	// Blocked names, when NodePool is 0 and Catalog is not, the NodePool
+	// field that keeps the fitting types out, as Karpenter checks it: its
+	// readiness (status.conditions NodeClassReady), its taints
+	// (spec.template.spec.taints) or its requirements.
+	Blocked string `json:"blocked,omitempty"`
+	// Limited names, when NodePool is not 0, the spec.limits resource
+	// whose headroom (the limit less status.resources) is below the
+	// capacity of every type the NodePool allows that holds a pod:
+	// Karpenter launches none of them.
+	Limited string `json:"limited,omitempty"`
 }
 
-// Check counts the types that can hold one pod of the template.
+// fitting is an instance type that holds the pod, with why the NodePool
+// keeps it out or over its limits ("" when it does not).
+type fitting struct {
+	name      string
+	cpu       int64
+	excluded  string
+	overLimit string
+}
+
+// Check counts the types that can hold one pod of the template, and
+// which of them the NodePool admits as Karpenter does: its readiness, its
+// taints, its requirements and template labels, and (Limited) what its
+// limits leave of every resource.
 func (c *Catalog) Check(pod *corev1.PodTemplateSpec, np *karpv1.NodePool) Result {
 	p := &corev1.Pod{ObjectMeta: pod.ObjectMeta, Spec: pod.Spec}
 	podReqs := scheduling.NewPodRequirements(p)
@@ -90,18 +114,9 @@ func (c *Catalog) Check(pod *corev1.PodTemplateSpec, np *karpv1.NodePool) Result
 		}
 	}
 	requests := resources.RequestsForPods(p)
-	// The NodePool's requirements select instance types; its template
-	// labels are put on every node it launches, so they satisfy the pods'
-	// node selectors but are not asked of the instance type.
-	var npReqs, nodeLabels scheduling.Requirements
+	var refused error
 	if np != nil {
-		npReqs = scheduling.NewNodeSelectorRequirementsWithMinValues(np.Spec.Template.Spec.Requirements...)
-		nodeLabels = scheduling.NewNodeSelectorRequirementsWithMinValues(np.Spec.Template.Spec.Requirements...)
-		nodeLabels.Add(scheduling.NewLabelRequirements(np.Spec.Template.Labels).Values()...)
-	}
-	type fitting struct {
-		name string
-		cpu  int64
+		refused = Refuses(np, p)
 	}
 	var fits []fitting
 	res := Result{}
@@ -122,18 +137,11 @@ func (c *Catalog) Check(pod *corev1.PodTemplateSpec, np *karpv1.NodePool) Result
 			continue
 		}
 		res.Catalog++
-		fits = append(fits, fitting{it.Name, cpu.MilliValue()})
-		if npReqs == nil {
-			continue
+		f := fitting{name: it.Name, cpu: cpu.MilliValue()}
+		if np != nil {
+			f.excluded, f.overLimit = admitType(np, it, podReqs, refused), overLimits(np, it)
 		}
-		if it.Requirements.Compatible(npReqs, scheduling.AllowUndefinedWellKnownLabels) != nil ||
-			len(it.Offerings.Available().Compatible(npReqs)) == 0 {
-			continue
-		}
-		if nodeLabels.Compatible(podReqs, scheduling.AllowUndefinedWellKnownLabels) != nil {
-			continue
-		}
-		res.NodePool++
+		fits = append(fits, f)
 	}
 	sort.Slice(fits, func(i, j int) bool {
 		return fits[i].cpu < fits[j].cpu || fits[i].cpu == fits[j].cpu && fits[i].name < fits[j].name
@@ -144,7 +152,111 @@ func (c *Catalog) Check(pod *corev1.PodTemplateSpec, np *karpv1.NodePool) Result
 	if res.Catalog == 0 && res.Sized > 0 {
 		res.Unoffered = wellKnown.String()
 	}
+	if np != nil {
+		res.nodePool(fits)
+	}
 	return res
+}
+
+// nodePool counts the fitting types the NodePool admits and, where that
+// is none or all are over its limits, names the field that blocks
+// (smallest type first).
+func (res *Result) nodePool(fits []fitting) {
+	var blocked, limited string
+	within := 0
+	for _, f := range fits {
+		switch {
+		case f.excluded != "":
+			blocked = cmp.Or(blocked, f.excluded)
+		case f.overLimit != "":
+			res.NodePool++
+			limited = cmp.Or(limited, fmt.Sprintf("%s, the smallest type the NodePool allows that holds a pod", f.overLimit))
+		default:
+			res.NodePool++
+			within++
+		}
+	}
+	if res.NodePool == 0 {
+		res.Blocked = blocked
+	}
+	if res.NodePool > 0 && within == 0 {
+		res.Limited = limited
+	}
+}
+
+// admitType says why the NodePool keeps the type out for the pod, naming
+// the field ("" when it does not): refused (Refuses) first, then its
+// requirements, then its template labels against the pod's selectors.
+func admitType(np *karpv1.NodePool, it *cloudprovider.InstanceType, podReqs scheduling.Requirements, refused error) string {
+	if refused != nil {
+		return refused.Error()
+	}
+	npReqs := scheduling.NewNodeSelectorRequirementsWithMinValues(np.Spec.Template.Spec.Requirements...)
+	if err := it.Requirements.Compatible(npReqs, scheduling.AllowUndefinedWellKnownLabels); err != nil {
+		return fmt.Sprintf("spec.template.spec.requirements exclude %s: %v", it.Name, err)
+	}
+	if len(it.Offerings.Available().Compatible(npReqs)) == 0 {
+		return fmt.Sprintf("spec.template.spec.requirements leave %s no available offering", it.Name)
+	}
+	// The template labels are put on every node the NodePool launches, so
+	// they satisfy the pods' node selectors but are not asked of the type.
+	nodeLabels := scheduling.NewNodeSelectorRequirementsWithMinValues(np.Spec.Template.Spec.Requirements...)
+	nodeLabels.Add(scheduling.NewLabelRequirements(np.Spec.Template.Labels).Values()...)
+	if err := nodeLabels.Compatible(podReqs, scheduling.AllowUndefinedWellKnownLabels); err != nil {
+		return "spec.template.spec.requirements and spec.template.metadata.labels do not meet the pod's node selector or affinity: " + err.Error()
+	}
+	return ""
+}
+
+// overLimits names the spec.limits resources whose headroom is below the
+// type's capacity, as Karpenter filters the types it launches
+// (filterByRemainingResources); "" when the type fits within every one.
+func overLimits(np *karpv1.NodePool, it *cloudprovider.InstanceType) string {
+	var over []string
+	for _, name := range sortedResources(np.Spec.Limits) {
+		limit := np.Spec.Limits[name]
+		headroom := limit.DeepCopy()
+		used := np.Status.Resources[name]
+		headroom.Sub(used)
+		if capacity := it.Capacity[name]; capacity.Cmp(headroom) > 0 {
+			over = append(over, fmt.Sprintf("spec.limits.%s: %s left (limit %s, in use %s), %s has %s", name, headroom.String(), limit.String(), used.String(), it.Name, capacity.String()))
+		}
+	}
+	return strings.Join(over, "; ")
+}
+
+func sortedResources(l karpv1.Limits) []corev1.ResourceName {
+	out := make([]corev1.ResourceName, 0, len(l))
+	for k := range l {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// Refuses is why Karpenter leaves the NodePool out for the pod whatever
+// the instance type, naming the field: a NodePool that is not ready
+// (status.conditions, NodeClassReady or ValidationSucceeded False) or a
+// taint the pod does not tolerate (spec.template.spec.taints; startup
+// taints are not asked to be tolerated). nil: neither.
+func Refuses(np *karpv1.NodePool, p *corev1.Pod) error {
+	for _, t := range []string{karpv1.ConditionTypeNodeClassReady, karpv1.ConditionTypeValidationSucceeded} {
+		if c := np.StatusConditions().Get(t); c != nil && c.IsFalse() {
+			return fmt.Errorf("status.conditions %s=False (%s: %s; spec.template.spec.nodeClassRef %s): Karpenter ignores a NodePool that is not ready",
+				t, c.Reason, c.Message, nodeClassRef(np))
+		}
+	}
+	if err := scheduling.Taints(np.Spec.Template.Spec.Taints).ToleratesPod(p); err != nil {
+		return fmt.Errorf("spec.template.spec.taints: %w", err)
+	}
+	return nil
+}
+
+func nodeClassRef(np *karpv1.NodePool) string {
+	if r := np.Spec.Template.Spec.NodeClassRef; r != nil {
+		return r.Kind + "/" + r.Name
+	}
+	return "unset"
 }
 
 // Allocatable is each instance type's allocatable resources, by name.
@@ -165,7 +277,10 @@ func Admits(np *karpv1.NodePool, pod *corev1.PodTemplateSpec) error {
 	p := &corev1.Pod{ObjectMeta: pod.ObjectMeta, Spec: pod.Spec}
 	nodeLabels := scheduling.NewNodeSelectorRequirementsWithMinValues(np.Spec.Template.Spec.Requirements...)
 	nodeLabels.Add(scheduling.NewLabelRequirements(np.Spec.Template.Labels).Values()...)
-	return nodeLabels.Compatible(scheduling.NewPodRequirements(p), scheduling.AllowUndefinedWellKnownLabels)
+	if err := nodeLabels.Compatible(scheduling.NewPodRequirements(p), scheduling.AllowUndefinedWellKnownLabels); err != nil {
+		return fmt.Errorf("spec.template.spec.requirements and spec.template.metadata.labels: %w", err)
+	}
+	return nil
 }
 
 // Across is how a pod fits the NodePools it may go to: own's result (nil

@@ -215,3 +215,51 @@ func TestKWOKReadsACatalogFromEC2(t *testing.T) {
 		t.Errorf("largest CPU %s, want 4", cpu.String())
 	}
 }
+
+// Karpenter admits a pod to a NodePool only when the pod tolerates the
+// NodePool's taints, its node class is ready, and a type it allows fits
+// within what the limits leave of every resource; Check counts and names
+// each, by the NodePool field that blocks.
+func TestCheckAppliesEveryAdmissionKarpenterChecks(t *testing.T) {
+	c := load(t)
+	p := pod("1", "2Gi", nil)
+	tainted := nodePool()
+	tainted.Spec.Template.Spec.Taints = []corev1.Taint{{Key: "dedicated", Value: "gpu", Effect: corev1.TaintEffectNoSchedule}}
+	r := c.Check(p, tainted)
+	if r.NodePool != 0 || r.Catalog == 0 {
+		t.Fatalf("a taint the pod does not tolerate: %+v, want no NodePool type and some catalog type", r)
+	}
+	assertBlocked(t, r, "spec.template.spec.taints")
+	tolerating := pod("1", "2Gi", nil)
+	tolerating.Spec.Tolerations = []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "gpu", Effect: corev1.TaintEffectNoSchedule}}
+	if r := c.Check(tolerating, tainted); r.NodePool == 0 || r.Blocked != "" {
+		t.Errorf("a tolerated taint: %+v, want NodePool types", r)
+	}
+
+	unready := nodePool()
+	unready.StatusConditions().SetFalse(karpv1.ConditionTypeNodeClassReady, "NodeClassNotReady", "KWOKNodeClass run is not ready")
+	r = c.Check(p, unready)
+	if r.NodePool != 0 {
+		t.Errorf("a NodePool whose node class is not ready: %+v, want no type", r)
+	}
+	assertBlocked(t, r, "NodeClassReady")
+
+	limited := nodePool()
+	limited.Spec.Limits = karpv1.Limits{corev1.ResourceCPU: resource.MustParse("1000"), corev1.ResourceMemory: resource.MustParse("100Gi")}
+	limited.Status.Resources = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("10"), corev1.ResourceMemory: resource.MustParse("99Gi")}
+	r = c.Check(p, limited)
+	if r.NodePool == 0 || !strings.Contains(r.Limited, "spec.limits.memory") || strings.Contains(r.Limited, "spec.limits.cpu") {
+		t.Errorf("1Gi of memory left, CPU plenty: %+v, want the memory limit named in Limited", r)
+	}
+	limited.Status.Resources[corev1.ResourceMemory] = resource.MustParse("10Gi")
+	if r := c.Check(p, limited); r.Limited != "" {
+		t.Errorf("90Gi left: %+v, want no limit", r)
+	}
+}
+
+func assertBlocked(t *testing.T, r Result, field string) {
+	t.Helper()
+	if !strings.Contains(r.Blocked, field) {
+		t.Errorf("Blocked %q does not name %s", r.Blocked, field)
+	}
+}

@@ -257,6 +257,9 @@ func executable(p string) (string, error) {
 	case !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0:
 		return "", fmt.Errorf("--karpenter-binary %s: not an executable file", path)
 	}
+	if err := cluster.CheckKarpenterBinary(path); err != nil {
+		return "", fmt.Errorf("--karpenter-binary: %w", err)
+	}
 	return path, nil
 }
 

@@ -12,7 +12,7 @@ var messages = map[string]text{
 	"howTo":           {En: "How to use this runbook", Zh: "如何使用本手册"},
 	"howTo1":          {En: "Find the symptom you see in the triage table, or run `nodeprint run` on the scenario: it prints the deciding rule.", Zh: "在分诊表中找到你看到的症状，或对场景运行 `nodeprint run`：它会输出判定规则。"},
 	"howTo2":          {En: "Open the rule's page and run its commands in order; each says what its output shows when the pattern is present.", Zh: "打开该规则的页面，按顺序执行其中的命令；每条命令都说明了该模式出现时输出中应看到什么。"},
-	"howTo3":          {En: "Rules are checked in the decision order below: a layer is blamed only when no rule of an earlier layer fires. Escalate to the layer's owner with what the escalation matrix asks for.", Zh: "规则按下面的判定顺序检查：只有更早层级的规则都未触发时，才归因到当前层级。按升级矩阵的要求，将问题升级给该层级的负责方。"},
+	"howTo3":          {En: "Rules are checked in the decision order below: a rule decides only when no rule before it fires. The rules that name a mechanism come first, by layer (L1, L2, L3); the rules that fire only because an input changed (the *-change rules) come after all of them. Escalate to the layer's owner with what the escalation matrix asks for.", Zh: "规则按下面的判定顺序检查：只有排在前面的规则都未触发时，当前规则才作出判定。指明具体机制的规则按层级（L1、L2、L3）排在前面；仅因输入发生变化而触发的规则（*-change 规则）排在所有这些规则之后。按升级矩阵的要求，将问题升级给该层级的负责方。"},
 	"decisionOrder":   {En: "Decision order", Zh: "判定顺序"},
 	"decisionIntro":   {En: "The classifier evaluates every rule and reports the first one that fires, in this order: L1 infrastructure, then L2 orchestration, then L3 application. A run whose harness environment failed is never blamed on a layer.", Zh: "分类器会评估所有规则，并按以下顺序报告第一条触发的规则：L1 基础设施，然后 L2 编排，最后 L3 应用。harness 自身环境出故障的运行，绝不会归因到任何层级。"},
 	"start":           {En: "Symptom or regression", Zh: "症状或回归"},

@@ -39,6 +39,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"verify", "--karpenter-version", "latest", "web-service"}, exitUsage, "want a release tag"},
 		{[]string{"run", "--karpenter-binary", "/nonexistent/karpenter-kwok", "web-service"}, exitUsage, "--karpenter-binary: stat /nonexistent/karpenter-kwok"},
 		{[]string{"run", "--karpenter-binary", "main.go", "web-service"}, exitUsage, "not an executable file"},
+		{[]string{"run", "--karpenter-binary", "/bin/true", "web-service"}, exitUsage, "would listen on every interface"},
 		{[]string{"run", "--karpenter-binary", "/bin/true", "--karpenter-version", "v1.15.0", "web-service"}, exitUsage, "give one"},
 		{[]string{"verify", "--karpenter-binary", "/bin/true", "--cluster", "x", "web-service"}, exitUsage, "leave out --cluster"},
 		{[]string{"cluster", "restart", "kubelet"}, exitUsage, "not a component; want one of etcd, kube-apiserver"},
