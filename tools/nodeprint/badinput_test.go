@@ -156,6 +156,8 @@ func TestBadInputTable(t *testing.T) {
 		{"flag: malformed --shard", []file{{"S", goodScenario}}, []string{"run", "--shard", "3/2", "S"}, []string{"--shard", "3/2"}},
 		{"flag: unknown flag", []file{{"S", goodScenario}}, []string{"run", "--paralel", "2", "S"}, []string{"unknown flag: --paralel"}},
 		{"flag: wrong type", []file{{"S", goodScenario}}, []string{"run", "--parallel", "two", "S"}, []string{"invalid argument \"two\""}},
+		{"flag: a --repeat that cannot decide", []file{{"S", goodScenario}}, []string{"verify", "--repeat", "2", "S"}, []string{"fingerprints/web-service.yaml", "cannot decide", "at least 3"}},
+		{"fingerprint: per-run values emptied", []file{{"fingerprints/web-service.yaml", emptiedValues(t)}, {"S", goodScenario}}, []string{"verify", "S"}, []string{"fingerprints/web-service.yaml", "timing.podReadyP50.values: missing"}},
 	}
 	if len(cases) < 25 {
 		t.Fatalf("the issue asks for at least 25 malformed inputs, the table has %d", len(cases))
@@ -219,4 +221,20 @@ func TestBadInputTable(t *testing.T) {
 	if len(after) != len(before) {
 		t.Fatalf("a cluster directory appeared: %v -> %v", before, after)
 	}
+}
+
+// emptiedValues is the committed web-service baseline with the per-run
+// values of its pod-ready p50 emptied and its median kept.
+func emptiedValues(t *testing.T) string {
+	t.Helper()
+	b, err := os.ReadFile("../../fingerprints/web-service.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	re := regexp.MustCompile(`(?s)(podReadyP50:\n\s+median: [0-9.]+\n\s+values:)\n(\s+- [0-9.]+\n)+`)
+	out := re.ReplaceAllString(string(b), "$1 []\n")
+	if out == string(b) {
+		t.Fatal("fingerprints/web-service.yaml: podReadyP50's values not found")
+	}
+	return out
 }
