@@ -92,6 +92,9 @@ type Provenance struct {
 	CatalogDigest string `json:"catalogDigest"`
 	// KarpenterSettings are the non-default Karpenter settings (none: baselines use the defaults).
 	KarpenterSettings map[string]string `json:"karpenterSettings"`
+	// Machine is the machine the runs were recorded on (none: not
+	// recorded, a baseline from before it was, or a cluster elsewhere).
+	Machine *Machine `json:"machine,omitempty"`
 }
 
 // SeenSelection is one selection and how many runs chose it.
@@ -337,6 +340,12 @@ func (b *Baseline) Merge(o *Baseline) (*Baseline, error) {
 		b.Provenance.CatalogDigest != o.Provenance.CatalogDigest:
 		return nil, fmt.Errorf("the recorded runs are of Karpenter %s, Kubernetes %s, catalog %.8s, the new ones of %s, %s, %.8s: record afresh",
 			b.Provenance.Karpenter, b.Provenance.Kubernetes, b.Provenance.CatalogDigest, o.Provenance.Karpenter, o.Provenance.Kubernetes, o.Provenance.CatalogDigest)
+	}
+	if bm, om := b.Provenance.Machine, o.Provenance.Machine; bm == nil || om == nil || bm.Class() != om.Class() {
+		// Latencies and Karpenter's usage move with the machine: runs of
+		// two machines in one baseline widen its spread for both.
+		return nil, fmt.Errorf("the recorded runs are of %s, the new ones of %s: runs of different machines are not added together (their latencies and Karpenter's usage differ); record afresh on the machine that verifies",
+			bm.Class(), om.Class())
 	}
 	if bc, oc := b.clock(), o.clock(); bc != oc {
 		return nil, fmt.Errorf("the recorded runs' latencies are read from the %s clock, the new ones' from the %s clock: record afresh", bc, oc)

@@ -324,7 +324,7 @@ func TestMergeIsRecordingTogether(t *testing.T) {
 	c := map[string]int{"c-32x/on-demand": 1}
 	runs := []*Fingerprint{fp(a, 1, 0.4, 4), fp(b, 2, 0.44, 5), fp(a, 1, 0.4, 4), fp(c, 1, 0.8, 9), fp(b, 2, 0.44, 5)}
 	runs[3].Selection.Zones, runs[3].Selection.PodsPerNodeMax = 3, 11
-	env := Provenance{Karpenter: "v1.14.1", CatalogDigest: "d", KarpenterSettings: map[string]string{}}
+	env := Provenance{Karpenter: "v1.14.1", CatalogDigest: "d", KarpenterSettings: map[string]string{}, Machine: &Machine{CPU: "cpu", Cores: 2}}
 	in := &inputs.Inputs{Karpenter: inputs.Karpenter{Version: "v1.14.1"}}
 	all, err := NewBaseline("s", env, runs)
 	if err != nil {
@@ -366,7 +366,7 @@ func TestBaselineKeepsReplacedNodeClaims(t *testing.T) {
 	fp := func(n int) *Fingerprint {
 		return &Fingerprint{Selection: Selection{InstanceTypes: map[string]int{"c/on-demand": 1}, Nodes: 1}, Replaced: n}
 	}
-	b, err := NewBaseline("s", Provenance{}, []*Fingerprint{fp(2), fp(1)})
+	b, err := NewBaseline("s", Provenance{Machine: &Machine{CPU: "cpu", Cores: 2}}, []*Fingerprint{fp(2), fp(1)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -398,5 +398,37 @@ func TestBaselineKeepsReplacedNodeClaims(t *testing.T) {
 	}
 	if a, _ := old.Add(fp(5)); a.Replaced != nil {
 		t.Errorf("a run added to such a baseline: %+v, want unknown", a.Replaced)
+	}
+}
+
+// Runs of two machines are not added to one baseline: their latencies and
+// Karpenter's usage differ, and the spread of both would widen the
+// baseline for each (how mixed-arch was once fixed). A baseline that does
+// not say its machine cannot take runs either; the kernel is information.
+func TestMergeRefusesRunsOfAnotherMachineClass(t *testing.T) {
+	rec := func(m *Machine) *Baseline {
+		b, err := NewBaseline("s", Provenance{Karpenter: "v1.14.1", KarpenterSettings: map[string]string{}, Machine: m}, []*Fingerprint{fp(map[string]int{"x/on-demand": 1}, 1, 0.1, 3)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	here := &Machine{CPU: "AMD EPYC 7B13", Cores: 2, Kernel: "6.1"}
+	for name, c := range map[string]struct {
+		other *Machine
+		ok    bool
+	}{
+		"same class, another kernel": {&Machine{CPU: "AMD EPYC 7B13", Cores: 2, Kernel: "6.6"}, true},
+		"another CPU":                {&Machine{CPU: "Intel Xeon 8375C", Cores: 2}, false},
+		"more cores":                 {&Machine{CPU: "AMD EPYC 7B13", Cores: 4}, false},
+		"not recorded":               {nil, false},
+	} {
+		_, err := rec(here).Merge(rec(c.other))
+		if c.ok != (err == nil) {
+			t.Errorf("%s: %v", name, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), "machine") {
+			t.Errorf("%s: the error must say why: %v", name, err)
+		}
 	}
 }

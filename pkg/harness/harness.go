@@ -294,7 +294,8 @@ func (h *Harness) newRunner(ctx context.Context) error {
 		if err != nil {
 			return &cluster.PhaseError{Phase: "status", Err: err}
 		}
-		h.Provenance.Karpenter, h.Provenance.Kubernetes = st.KarpenterVersion, st.KubernetesVersion
+		// Karpenter runs elsewhere: this machine's timings are not its.
+		h.Provenance.Karpenter, h.Provenance.Kubernetes, h.Provenance.Machine = st.KarpenterVersion, st.KubernetesVersion, nil
 		ropts = append(ropts, run.WithKarpenter(inputs.Karpenter{Version: st.KarpenterVersion}))
 	}
 	if h.started {

@@ -15,10 +15,12 @@ func Loader(tc *toolchain.Toolchain) *scenario.Loader {
 	return &scenario.Loader{FixturesDir: At(tc.Root).Fixtures(), GenericCatalog: tc.Paths().InstanceTypes, ValidateFault: faults.Validate}
 }
 
-// Provenance is what a baseline records it was made with; the catalog
-// fields are filled in by Record. Karpenter runs with its defaults.
+// Provenance is what a baseline records it was made with, on this machine;
+// the catalog fields are filled in by Record. Karpenter runs with its
+// defaults.
 func Provenance(tc *toolchain.Toolchain) fingerprint.Provenance {
-	return fingerprint.Provenance{Karpenter: tc.Versions.Karpenter, Kubernetes: tc.Versions.Kubernetes, KarpenterSettings: map[string]string{}}
+	return fingerprint.Provenance{Karpenter: tc.Versions.Karpenter, Kubernetes: tc.Versions.Kubernetes, KarpenterSettings: map[string]string{},
+		Machine: fingerprint.ThisMachine()}
 }
 
 // Default is the layout commands and jobs default to: the team repository

@@ -79,7 +79,7 @@ faulted once, and its anomaly fingerprint is written only when the verdict is th
 	}
 	addScenarioFlags(cmd, f)
 	cmd.Flags().IntVar(&f.runs, "runs", 0, "runs per scenario (default: the scenario's baseline.runs, itself 10 by default: verify's test needs them)")
-	cmd.Flags().BoolVar(&f.add, "add", false, "add the new runs to the committed baseline instead of replacing it, as if all were recorded together (a non-deterministic scenario keeps the spread it saw); refused when the inputs or the Karpenter, Kubernetes or catalog differ")
+	cmd.Flags().BoolVar(&f.add, "add", false, "add the new runs to the committed baseline instead of replacing it, as if all were recorded together (a non-deterministic scenario keeps the spread it saw); refused when the inputs, the Karpenter, Kubernetes or catalog, or the machine class (CPU model, cores) differ")
 	cmd.PreRunE = func(*cobra.Command, []string) error {
 		if f.add {
 			// Loaded before any cluster is touched: a missing baseline applies nothing.
