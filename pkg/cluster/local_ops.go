@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -117,6 +118,12 @@ func (l *Local) runKarpenter(ctx context.Context, st state) error {
 	if err := CheckKarpenterBinary(st.KarpenterBinary); err != nil {
 		return &PhaseError{Phase: "karpenter", Err: err}
 	}
+	// A Karpenter that was just stopped may hold its ports a moment longer
+	// (a large heap takes time to unmap): starting beside it fails with
+	// "address already in use" and reads as a crash of the new one.
+	if err := waitPortsFree(ctx, portsFreeTimeout, st.KarpenterHealthPort, st.KarpenterMetricsPort); err != nil {
+		return &PhaseError{Phase: "karpenter", Err: err}
+	}
 	h, err := process.Start(l.karpenterSpec(st))
 	if err != nil {
 		return err
@@ -135,6 +142,46 @@ func (l *Local) runKarpenter(ctx context.Context, st state) error {
 	})
 	if err != nil {
 		return &PhaseError{Phase: "karpenter", Err: err, LogHint: l.KarpenterLog()}
+	}
+	return nil
+}
+
+// keptKarpenterLog copies the cluster's logs where its teardown does not
+// remove them (keepLogs, as a failed start does) and names Karpenter's log
+// there; the live log when the copy fails.
+func (l *Local) keptKarpenterLog() string {
+	dst, err := l.keepLogs()
+	if err != nil || dst == "" {
+		return l.KarpenterLog()
+	}
+	return filepath.Join(dst, filepath.Base(l.KarpenterLog()))
+}
+
+// portsFreeTimeout bounds the wait for a stopped Karpenter's ports.
+const portsFreeTimeout = 30 * time.Second
+
+// waitPortsFree waits until every port can be bound on loopback (0 is
+// none), bounded by timeout, and says which port stayed taken.
+func waitPortsFree(ctx context.Context, timeout time.Duration, ports ...int) error {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var taken int
+	err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(context.Context) (bool, error) {
+		for _, p := range ports {
+			if p == 0 {
+				continue
+			}
+			ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p))
+			if err != nil {
+				taken = p
+				return false, nil
+			}
+			_ = ln.Close()
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("port 127.0.0.1:%d is still taken after %s (a Karpenter that did not exit, or another program): %w", taken, timeout, err)
 	}
 	return nil
 }
@@ -407,9 +454,16 @@ func (l *Local) restartKarpenter(ctx context.Context, via string) error {
 	// (through a degraded proxy, say) must not hang the caller.
 	ctx, cancel := context.WithTimeout(ctx, l.opts.timeout)
 	defer cancel()
-	return l.phase(ctx, "karpenter", msg, func(ctx context.Context) error {
+	err = l.phase(ctx, "karpenter", msg, func(ctx context.Context) error {
 		return l.runKarpenter(ctx, st)
 	})
+	// A run's switch failed: a temporary cluster's teardown would delete
+	// the log the error names, so it names a kept copy.
+	var pe *PhaseError
+	if errors.As(err, &pe) && pe.LogHint == l.KarpenterLog() {
+		pe.LogHint = l.keptKarpenterLog()
+	}
+	return err
 }
 
 // statusClients are the clients Status probes with. They are built once per
