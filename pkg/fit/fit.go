@@ -81,8 +81,7 @@ type Result struct {
 	Example string `json:"example,omitempty"`
 	// Blocked names, when NodePool is 0 and Catalog is not, the NodePool
 	// field that keeps the fitting types out, as Karpenter checks it: its
-	// readiness (status.conditions NodeClassReady), its taints
-	// (spec.template.spec.taints) or its requirements.
+	// taints (spec.template.spec.taints) or its requirements.
 	Blocked string `json:"blocked,omitempty"`
 	// Limited names, when NodePool is not 0, the spec.limits resource
 	// whose headroom (the limit less status.resources) is below the
@@ -101,9 +100,9 @@ type fitting struct {
 }
 
 // Check counts the types that can hold one pod of the template, and
-// which of them the NodePool admits as Karpenter does: its readiness, its
-// taints, its requirements and template labels, and (Limited) what its
-// limits leave of every resource.
+// which of them the NodePool admits as Karpenter does: its taints, its
+// requirements and template labels, and (Limited) what its limits leave
+// of every resource. Its readiness is the node-class rules' (Refuses).
 func (c *Catalog) Check(pod *corev1.PodTemplateSpec, np *karpv1.NodePool) Result {
 	p := &corev1.Pod{ObjectMeta: pod.ObjectMeta, Spec: pod.Spec}
 	podReqs := scheduling.NewPodRequirements(p)
@@ -235,17 +234,14 @@ func sortedResources(l karpv1.Limits) []corev1.ResourceName {
 }
 
 // Refuses is why Karpenter leaves the NodePool out for the pod whatever
-// the instance type, naming the field: a NodePool that is not ready
-// (status.conditions, NodeClassReady or ValidationSucceeded False) or a
-// taint the pod does not tolerate (spec.template.spec.taints; startup
-// taints are not asked to be tolerated). nil: neither.
+// the instance type, naming the field: a taint the pod does not tolerate
+// (spec.template.spec.taints; startup taints are not asked to be
+// tolerated). nil: none. A NodePool that is not ready (its node class
+// missing or not ready) is not an instance-type question: the node-class
+// rules read it (L2-nodeclass-missing, or inconclusive where node classes
+// cannot be read), and counting its types as excluded named the
+// requirements rule for a missing node class.
 func Refuses(np *karpv1.NodePool, p *corev1.Pod) error {
-	for _, t := range []string{karpv1.ConditionTypeNodeClassReady, karpv1.ConditionTypeValidationSucceeded} {
-		if c := np.StatusConditions().Get(t); c != nil && c.IsFalse() {
-			return fmt.Errorf("status.conditions %s=False (%s: %s; spec.template.spec.nodeClassRef %s): Karpenter ignores a NodePool that is not ready",
-				t, c.Reason, c.Message, nodeClassRef(np))
-		}
-	}
 	if err := scheduling.Taints(np.Spec.Template.Spec.Taints).ToleratesPod(p); err != nil {
 		return fmt.Errorf("spec.template.spec.taints: %w", err)
 	}
