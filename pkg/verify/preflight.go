@@ -52,7 +52,7 @@ func (e *UndecidableError) Error() string {
 	if e.Want > 0 {
 		return msg + fmt.Sprintf("; use --repeat auto or at least %d", e.Want)
 	}
-	return msg + "; record more runs (nodeprint record --add) or raise spec.baseline.falseAlarm"
+	return msg + "; record more runs (nodeprint record --runs N: --add takes runs of the same machine only) or raise spec.baseline.falseAlarm"
 }
 
 // CheckDecidable refuses a verification of s against b whose per-run test
@@ -69,14 +69,13 @@ func CheckDecidable(s *scenario.Scenario, b *fingerprint.Baseline, path string, 
 		return nil
 	}
 	e := &UndecidableError{Scenario: s.Path, Baseline: path, Recorded: b.Runs, New: m, Alpha: alpha}
-	for n := m + 1; n <= MaxRepeat; n++ {
+	// auto already asked for every run the test could use: only a fixed
+	// --repeat has more runs to offer.
+	for n := m + 1; repeat != RepeatAuto && n <= MaxRepeat; n++ {
 		if permtest.Feasible(b.Runs, n, alpha) {
 			e.Want = n
 			break
 		}
-	}
-	if repeat == RepeatAuto {
-		e.Want = 0
 	}
 	return e
 }
