@@ -152,8 +152,13 @@ type checkOptions struct {
 
 // transient are answers that mean "ask again shortly", as an engineer
 // would: metrics-server has no sample yet for pods that just (re)started,
-// which a fault that restarts them (OOM kills) does all the time.
-var transient = []string{"metrics not available yet"}
+// which a fault that restarts them (OOM kills) does all the time. kubectl
+// top says so in two ways for the same condition (the namespace's metrics
+// list is empty): "metrics not available yet" while every pod is younger
+// than two minutes, "Metrics not available for pod <ns>/<name>, age: …"
+// once one is older (k8s.io/kubectl pkg/cmd/top, verifyEmptyMetrics). Pods
+// restarted in step by a leak are older than two minutes and have no sample.
+var transient = []string{"metrics not available yet", "Metrics not available for pod "}
 
 // CheckOption configures RunChecks.
 type CheckOption func(*checkOptions)
