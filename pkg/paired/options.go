@@ -175,7 +175,12 @@ func MinPairs(metrics int, opts ...Option) int {
 	if err != nil || metrics < 1 {
 		return 0
 	}
-	for _, l := range c.schedule(metrics) {
+	return c.minPairs(metrics, c.schedule(metrics))
+}
+
+// minPairs is MinPairs on a parsed configuration and its schedule.
+func (c config) minPairs(metrics int, looks []Look) int {
+	for _, l := range looks {
 		if c.canReject(metrics, l.Pairs, l.Alpha) {
 			return l.Pairs
 		}

@@ -175,9 +175,9 @@ func Test(metrics []Metric, opts ...Option) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r := &Result{Pairs: n, Alpha: c.alpha, MinPairs: MinPairs(len(metrics), opts...), MaxPairs: c.maxPairs,
-		Margin: c.margin, Confidence: c.confidence, Exact: n <= ExactPairs}
 	looks := c.schedule(len(metrics))
+	r := &Result{Pairs: n, Alpha: c.alpha, MinPairs: c.minPairs(len(metrics), looks), MaxPairs: c.maxPairs,
+		Margin: c.margin, Confidence: c.confidence, Exact: n <= ExactPairs}
 	r.Looks = len(looks)
 	for i, l := range looks {
 		if l.Pairs == n {
@@ -189,9 +189,10 @@ func Test(metrics []Metric, opts ...Option) (*Result, error) {
 	for i, m := range metrics {
 		sum, sumRef := 0.0, 0.0
 		for j := range d {
-			d[j] = math.Log(m.Cand[j]) - math.Log(m.Ref[j])
+			lr := math.Log(m.Ref[j])
+			d[j] = math.Log(m.Cand[j]) - lr
 			sum += d[j]
-			sumRef += math.Log(m.Ref[j])
+			sumRef += lr
 		}
 		f := signFlip(d, c.confidence)
 		mean := sum / float64(n)
