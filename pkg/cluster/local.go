@@ -425,6 +425,27 @@ func (l *Local) UseKarpenter(ctx context.Context, path string, settings map[stri
 	return l.restartKarpenter(ctx, st.APIServerVia)
 }
 
+// UseKarpenterBuild makes Karpenter run from build's binary, restarting
+// it when it runs from another; its catalog and settings stay.
+func (l *Local) UseKarpenterBuild(ctx context.Context, build Build) error {
+	if build.Binary == "" {
+		return errors.New("UseKarpenterBuild: no binary given")
+	}
+	if err := CheckKarpenterBinary(build.Binary); err != nil {
+		return err
+	}
+	l.karpenterMu.Lock()
+	defer l.karpenterMu.Unlock()
+	st, err := l.readState()
+	if err != nil {
+		return err
+	}
+	if st.KarpenterBinary == build.Binary {
+		return nil
+	}
+	return l.restartKarpenterAs(ctx, st.APIServerVia, build)
+}
+
 // KarpenterBinary is the toolchain's Karpenter (or the build it was given).
 func (l *Local) KarpenterBinary() string { return l.tc.Paths().Karpenter }
 

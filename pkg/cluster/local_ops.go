@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"cmp"
 	"context"
 	"crypto/tls"
 	"errors"
@@ -424,6 +425,13 @@ func (l *Local) RestartKarpenter(ctx context.Context) error {
 }
 
 func (l *Local) restartKarpenter(ctx context.Context, via string) error {
+	return l.restartKarpenterAs(ctx, via, Build{})
+}
+
+// restartKarpenterAs stops Karpenter and starts it again with its API
+// traffic through via, and from build's binary where one is given (the
+// running one is stopped with the state it was started with).
+func (l *Local) restartKarpenterAs(ctx context.Context, via string, build Build) error {
 	st, err := l.readState()
 	if err != nil {
 		return err
@@ -440,13 +448,20 @@ func (l *Local) restartKarpenter(ctx context.Context, via string) error {
 			return err
 		}
 	}
-	if st.APIServerVia != via {
+	switched := build.Binary != "" && build.Binary != st.KarpenterBinary
+	if st.APIServerVia != via || switched {
 		st.APIServerVia = via
+		if switched {
+			st.KarpenterBinary, st.KarpenterVersion = build.Binary, cmp.Or(build.Version, st.KarpenterVersion)
+		}
 		if err := l.writeState(st); err != nil {
 			return err
 		}
 	}
 	msg := "starting Karpenter " + st.KarpenterVersion + " again"
+	if switched {
+		msg = fmt.Sprintf("starting Karpenter %s from %s", st.KarpenterVersion, st.KarpenterBinary)
+	}
 	if via != "" {
 		msg += ", its API traffic through " + via
 	}

@@ -7,14 +7,15 @@ import "context"
 // assertion on the capability), never by a provider's name or concrete
 // type. Which provider has which:
 //
-//	capability          local  kind  existing
-//	KarpenterOwner      yes    yes   no
-//	KarpenterSwitcher   yes    yes   yes (accepts only its own catalog, default settings)
-//	KarpenterMetrics    yes    yes   no
-//	KarpenterProcess    yes    yes   no
-//	KarpenterRerouter   yes    yes   no
-//	ComponentRestarter  yes    yes   no
-//	CatalogSource       yes    yes   yes (the --catalog it was given)
+//	capability              local  kind  existing
+//	KarpenterOwner          yes    yes   no
+//	KarpenterSwitcher       yes    yes   yes (accepts only its own catalog, default settings)
+//	KarpenterBuildSwitcher  yes    yes   no
+//	KarpenterMetrics        yes    yes   no
+//	KarpenterProcess        yes    yes   no
+//	KarpenterRerouter       yes    yes   no
+//	ComponentRestarter      yes    yes   no
+//	CatalogSource           yes    yes   yes (the --catalog it was given)
 
 // Provider is a cluster nodeprint can run scenarios on.
 type Provider interface {
@@ -44,6 +45,24 @@ type KarpenterOwner interface {
 // accepts only what its Karpenter already runs with.
 type KarpenterSwitcher interface {
 	UseKarpenter(ctx context.Context, catalog string, settings map[string]string) error
+}
+
+// KarpenterBuildSwitcher is a provider that can run Karpenter from
+// another binary between runs, keeping its catalog and settings: paired
+// verification alternates the reference build and the candidate on one
+// cluster. Only a provider that runs Karpenter from nodeprint's toolchain
+// can.
+type KarpenterBuildSwitcher interface {
+	UseKarpenterBuild(ctx context.Context, build Build) error
+}
+
+// Build is a Karpenter binary and the release it is a build of.
+type Build struct {
+	// Binary is the executable's path.
+	Binary string
+	// Version is the release it builds (for status and progress; empty:
+	// unchanged).
+	Version string
 }
 
 // KarpenterMetrics is a provider that knows where Karpenter's Prometheus
@@ -86,23 +105,25 @@ type CatalogSource interface {
 }
 
 var (
-	_ Provider           = (*Local)(nil)
-	_ KarpenterOwner     = (*Local)(nil)
-	_ KarpenterSwitcher  = (*Local)(nil)
-	_ KarpenterMetrics   = (*Local)(nil)
-	_ KarpenterProcess   = (*Local)(nil)
-	_ KarpenterRerouter  = (*Local)(nil)
-	_ ComponentRestarter = (*Local)(nil)
-	_ CatalogSource      = (*Local)(nil)
-	_ Provider           = (*KindCluster)(nil)
-	_ KarpenterOwner     = (*KindCluster)(nil)
-	_ KarpenterSwitcher  = (*KindCluster)(nil)
-	_ KarpenterMetrics   = (*KindCluster)(nil)
-	_ KarpenterProcess   = (*KindCluster)(nil)
-	_ KarpenterRerouter  = (*KindCluster)(nil)
-	_ ComponentRestarter = (*KindCluster)(nil)
-	_ CatalogSource      = (*KindCluster)(nil)
-	_ Provider           = (*Existing)(nil)
-	_ KarpenterSwitcher  = (*Existing)(nil)
-	_ CatalogSource      = (*Existing)(nil)
+	_ Provider               = (*Local)(nil)
+	_ KarpenterOwner         = (*Local)(nil)
+	_ KarpenterSwitcher      = (*Local)(nil)
+	_ KarpenterMetrics       = (*Local)(nil)
+	_ KarpenterBuildSwitcher = (*Local)(nil)
+	_ KarpenterProcess       = (*Local)(nil)
+	_ KarpenterRerouter      = (*Local)(nil)
+	_ ComponentRestarter     = (*Local)(nil)
+	_ CatalogSource          = (*Local)(nil)
+	_ Provider               = (*KindCluster)(nil)
+	_ KarpenterOwner         = (*KindCluster)(nil)
+	_ KarpenterSwitcher      = (*KindCluster)(nil)
+	_ KarpenterMetrics       = (*KindCluster)(nil)
+	_ KarpenterBuildSwitcher = (*KindCluster)(nil)
+	_ KarpenterProcess       = (*KindCluster)(nil)
+	_ KarpenterRerouter      = (*KindCluster)(nil)
+	_ ComponentRestarter     = (*KindCluster)(nil)
+	_ CatalogSource          = (*KindCluster)(nil)
+	_ Provider               = (*Existing)(nil)
+	_ KarpenterSwitcher      = (*Existing)(nil)
+	_ CatalogSource          = (*Existing)(nil)
 )

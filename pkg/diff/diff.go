@@ -42,9 +42,14 @@ type Deviation struct {
 type Diff struct {
 	Scenario   string      `json:"scenario"`
 	Deviations []Deviation `json:"deviations"`
-	// Test is the statistical test of the per-run metrics; nil where none
-	// could be compared.
+	// Test is the statistical test of the per-run metrics against the
+	// baseline's recorded runs; nil where none could be compared, or
+	// where they were paired instead.
 	Test *Test `json:"test,omitempty"`
+	// Timing says how the machine-dependent metrics were judged (paired,
+	// not compared, or against recorded runs) and why; nil from Compare
+	// alone.
+	Timing *Timing `json:"timing,omitempty"`
 }
 
 // Test is how the per-run metrics (latencies, Karpenter's usage) were
@@ -144,14 +149,20 @@ func costPerCPU(types map[string]int, cost float64, cpuOf func(string) (float64,
 // per-run metrics of all of them are tested together.
 func Compare(b *fingerprint.Baseline, rules Rules, fp *fingerprint.Fingerprint, more ...*fingerprint.Fingerprint) *Diff {
 	d := &Diff{Scenario: b.Scenario}
+	d.static(b, rules, fp)
+	d.metrics(b, append([]*fingerprint.Fingerprint{fp}, more...), rules)
+	sort.SliceStable(d.Deviations, func(i, j int) bool { return d.Deviations[i].Path < d.Deviations[j].Path })
+	return d
+}
+
+// static adds the deviations that do not depend on the machine: the
+// selection (and pods per node where it is seen), zones and outcomes.
+func (d *Diff) static(b *fingerprint.Baseline, rules Rules, fp *fingerprint.Fingerprint) {
 	if d.selection(b, fp.Selection, rules) {
 		d.podsPerNode(b, fp.Selection)
 	}
 	d.zones(b, fp.Selection, rules.ZonesMatter)
 	d.outcomes(b.Outcomes, fp.Outcomes)
-	d.metrics(b, append([]*fingerprint.Fingerprint{fp}, more...), rules)
-	sort.SliceStable(d.Deviations, func(i, j int) bool { return d.Deviations[i].Path < d.Deviations[j].Path })
-	return d
 }
 
 func (d *Diff) add(path, base, obs, rule string, sev Severity) {
@@ -271,14 +282,18 @@ func rangeString(r fingerprint.Range, f string) string {
 
 // Text renders the diff for people: -baseline +observed per deviation.
 func (d *Diff) Text() string {
-	if len(d.Deviations) == 0 {
-		return fmt.Sprintf("scenario %s: no deviation from the baseline\n", d.Scenario)
-	}
 	var sb strings.Builder
-	fmt.Fprintf(&sb, "scenario %s: %d deviation(s) from the baseline (-baseline +observed)\n", d.Scenario, len(d.Deviations))
+	if len(d.Deviations) == 0 {
+		fmt.Fprintf(&sb, "scenario %s: no deviation from the baseline\n", d.Scenario)
+	} else {
+		fmt.Fprintf(&sb, "scenario %s: %d deviation(s) from the baseline (-baseline +observed)\n", d.Scenario, len(d.Deviations))
+	}
 	for _, x := range d.Deviations {
 		fmt.Fprintf(&sb, "  %s [%s] (rule: %s)\n", x.Path, x.Severity, x.Rule)
 		fmt.Fprintf(&sb, "    - %s\n    + %s\n", x.Baseline, x.Observed)
+	}
+	if d.Timing != nil {
+		fmt.Fprintf(&sb, "  timing: %s\n", d.Timing.Summary())
 	}
 	return sb.String()
 }

@@ -69,8 +69,12 @@ type options struct {
 	shard, karpenterVersion, karpenterBinary, baselineDir string
 	parallel                                              int
 	repeat                                                *verify.Repeat
-	layout                                                *repo.Layout
-	needBaseline                                          func(*scenario.Scenario) bool
+	maxPairs                                              int
+	// reference is the toolchain whose Karpenter build the reference arm
+	// runs (Job.Reference); nil: no paired verification.
+	reference    *toolchain.Toolchain
+	layout       *repo.Layout
+	needBaseline func(*scenario.Scenario) bool
 }
 
 // Option configures New.
@@ -303,13 +307,50 @@ func (h *Harness) newRunner(ctx context.Context) error {
 		// teardown removes whatever a failed cleanup leaves.
 		ropts = append(ropts, run.WithRecoveryGrace(0))
 	}
-	r, err := run.NewRunner(h.Provider.Kubeconfig(), h.Provider, append(ropts, h.o.runOpts...)...)
+	jopts := []verify.Option{verify.WithProgress(h.o.progress), verify.WithKubernetes(h.Provenance.Kubernetes)}
+	ref, cand, err := h.arms()
+	if err != nil {
+		return err
+	}
+	if ref != nil {
+		rr, err := run.NewRunner(h.Provider.Kubeconfig(), h.Provider, append(append(ropts, h.o.runOpts...), ref...)...)
+		if err != nil {
+			return err
+		}
+		jopts = append(jopts, verify.WithReference(rr))
+	}
+	r, err := run.NewRunner(h.Provider.Kubeconfig(), h.Provider, append(append(ropts, h.o.runOpts...), cand...)...)
 	if err != nil {
 		return err
 	}
 	h.Runner = r
-	h.Judge = verify.New(r, append([]verify.Option{verify.WithProgress(h.o.progress)}, h.o.judgeOpts...)...)
+	h.Judge = verify.New(r, append(jopts, h.o.judgeOpts...)...)
 	return nil
+}
+
+// arms are the runner options of paired verification's two arms: each
+// switches Karpenter to its own build before a run. None without a
+// reference toolchain, or on a provider that cannot switch builds (the
+// judge then says why it did not pair).
+func (h *Harness) arms() (ref, cand []run.Option, err error) {
+	if h.o.reference == nil {
+		return nil, nil, nil
+	}
+	if _, ok := h.Provider.(cluster.KarpenterBuildSwitcher); !ok {
+		return nil, nil, nil
+	}
+	for _, arm := range []struct {
+		tc   *toolchain.Toolchain
+		opts *[]run.Option
+	}{{h.o.reference, &ref}, {h.o.toolchain, &cand}} {
+		k, err := run.KarpenterOf(arm.tc)
+		if err != nil {
+			return nil, nil, err
+		}
+		b := cluster.Build{Binary: arm.tc.Paths().Karpenter, Version: arm.tc.Versions.Karpenter}
+		*arm.opts = []run.Option{run.WithKarpenterBuild(b, k)}
+	}
+	return ref, cand, nil
 }
 
 // catalogOrDefault is the catalog a cluster nodeprint does not own runs

@@ -38,6 +38,10 @@ type Job struct {
 	BaselineDir string
 	// Pinned is the pinned Karpenter release, whatever runs.
 	Pinned string
+	// Reference is the pinned toolchain when the job replaced its
+	// Karpenter (WithKarpenterVersion, WithKarpenterBinary): the reference
+	// arm of paired verification runs its build; nil otherwise.
+	Reference *toolchain.Toolchain
 	// Layout is the repository the job's names and baselines resolve in.
 	Layout repo.Layout
 	o      options
@@ -70,6 +74,16 @@ func WithRepeat(n verify.Repeat) Option {
 	return func(o *options) {
 		o.repeat = &n
 		o.judgeOpts = append(o.judgeOpts, verify.WithRepeat(n))
+	}
+}
+
+// WithMaxPairs caps a paired verification (verify.WithMaxPairs; default
+// verify.DefaultMaxPairs). The job refuses a scenario with which that
+// cap could never declare a regression (verify.CheckPairable).
+func WithMaxPairs(n int) Option {
+	return func(o *options) {
+		o.maxPairs = n
+		o.judgeOpts = append(o.judgeOpts, verify.WithMaxPairs(n))
 	}
 }
 
@@ -228,6 +242,7 @@ func (j *Job) karpenterUnderTest() error {
 		return fmt.Errorf("%s runs a temporary local cluster with that Karpenter; leave out --cluster and --provider existing", flag)
 	}
 	up := *j.Toolchain
+	j.Reference = j.Toolchain
 	if o.karpenterVersion != "" {
 		if !releaseRE.MatchString(o.karpenterVersion) {
 			return fmt.Errorf("--karpenter-version %q: want a release tag vX.Y.Z (e.g. v1.15.0)", o.karpenterVersion)
@@ -287,6 +302,11 @@ func (j *Job) checkScenarios(ctx context.Context) error {
 					return err
 				}
 			}
+			if j.Reference != nil && s.Spec.Fault == nil {
+				if err := verify.CheckPairable(s, j.o.maxPairs); err != nil {
+					return err
+				}
+			}
 		}
 		if !j.o.kind.Owned() {
 			if err := CheckExisting(s, j.o.catalog); err != nil {
@@ -301,12 +321,20 @@ func (j *Job) checkScenarios(ctx context.Context) error {
 // its toolchain, and opts after the job's own.
 func (j *Job) Harness(ctx context.Context, opts ...Option) (*Harness, error) {
 	o := j.o
-	o.toolchain = j.Toolchain
+	o.toolchain, o.reference = j.Toolchain, j.Reference
 	return newHarness(ctx, o, opts)
 }
 
 // Run runs fn for each of the job's scenarios in phases (Phases), up to
 // the job's parallelism at once, and returns every error.
+//
+// A job with a reference build runs one scenario at a time: paired
+// verification switches Karpenter's binary between runs, and a run
+// beside it would meet both builds.
 func (j *Job) Run(ctx context.Context, fn func(context.Context, *scenario.Scenario) error) []error {
-	return RunPhases(ctx, Phases(j.Scenarios), j.o.parallel, fn)
+	parallel := j.o.parallel
+	if j.Reference != nil {
+		parallel = 1
+	}
+	return RunPhases(ctx, Phases(j.Scenarios), parallel, fn)
 }

@@ -33,12 +33,31 @@ func (r *Report) Markdown() ([]byte, error) {
 	for _, s := range r.Scenarios {
 		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %.0f |\n", statusIcon(s.Status), s.Name, cell(verdictText(&s)), cell(expectedText(&s)), s.Seconds)
 	}
+	markdownTiming(&b, r.Scenarios)
 	for i := range r.Scenarios {
 		if r.Scenarios[i].Status != Passed {
 			markdownScenario(&b, &r.Scenarios[i])
 		}
 	}
 	return b.Bytes(), nil
+}
+
+// markdownTiming says, for every scenario that has one, how its
+// machine-dependent metrics were judged (paired, not compared, or against
+// recorded runs): a fallback is never silent, passed or not.
+func markdownTiming(b *bytes.Buffer, scs []Scenario) {
+	first := true
+	for i := range scs {
+		line := scs[i].TimingLine()
+		if line == "" {
+			continue
+		}
+		if first {
+			b.WriteString("\nTiming:\n\n")
+			first = false
+		}
+		fmt.Fprintf(b, "- `%s`: %s\n", scs[i].Name, cell(line))
+	}
 }
 
 // markdownHeader is the summary line, the environment and the upgrade.
@@ -223,6 +242,9 @@ func (r *Report) JUnit() ([]byte, error) {
 		Time: secs, Timestamp: r.Started.Format("2006-01-02T15:04:05Z")}
 	for _, s := range r.Scenarios {
 		c := junitCase{Name: s.Name, Classname: "nodeprint." + r.Command, File: s.File, Time: s.Seconds, SystemOut: verdictText(&s)}
+		if line := s.TimingLine(); line != "" {
+			c.SystemOut += "\ntiming: " + line
+		}
 		switch s.Status {
 		case Failed:
 			c.Failure = &junitProblem{Message: "got " + verdictText(&s) + ", expected " + expectedText(&s), Type: "regression", Body: detail(&s)}
@@ -256,6 +278,9 @@ func detail(s *Scenario) string {
 		for _, d := range s.Diff.Deviations {
 			fmt.Fprintf(&b, "%s: baseline %s, observed %s (%s)\n", d.Path, d.Baseline, d.Observed, d.Severity)
 		}
+	}
+	if line := s.TimingLine(); line != "" {
+		b.WriteString("timing: " + line + "\n")
 	}
 	if e := Effect(s.Baseline, s.Observed); e != "" && s.Fault == "" {
 		b.WriteString("effect: " + e + "\n")

@@ -95,8 +95,8 @@ func stripXMLHeader(b []byte) []byte {
 
 type htmlScenario struct {
 	Scenario
-	VerdictText, ExpectedText, Effect string
-	Chart                             template.HTML
+	VerdictText, ExpectedText, Effect, Timing string
+	Chart                                     template.HTML
 }
 
 // HTML is the report as one self-contained page: the summary, then per
@@ -105,7 +105,7 @@ type htmlScenario struct {
 func (r *Report) HTML() ([]byte, error) {
 	var scs []htmlScenario
 	for _, s := range r.Scenarios {
-		h := htmlScenario{Scenario: s, VerdictText: verdictText(&s), ExpectedText: expectedText(&s)}
+		h := htmlScenario{Scenario: s, VerdictText: verdictText(&s), ExpectedText: expectedText(&s), Timing: s.TimingLine()}
 		if s.Fault == "" {
 			h.Effect = Effect(s.Baseline, s.Observed)
 		}
@@ -174,6 +174,7 @@ section { border-top: 2px solid #d0d5dd; margin-top: 24px; }
 <table><tr><th>field</th><th>baseline</th><th>observed</th><th>severity</th><th>rule</th></tr>
 {{range .Deviations}}<tr><td><code>{{.Path}}</code></td><td>{{.Baseline}}</td><td>{{.Observed}}</td><td>{{.Severity}}</td><td>{{.Rule}}</td></tr>
 {{end}}</table>{{end}}{{end}}
+{{with .Timing}}<p>Timing: {{.}}</p>{{end}}
 {{with .Effect}}<p>Effect on provisioning: {{.}}</p>{{end}}
 {{with .Inputs}}<h3>Inputs since the baseline</h3>
 {{if .Unknown}}<p>Not compared: {{.Unknown}}</p>{{else if .Changes}}<table><tr><th>input</th><th>baseline</th><th>now</th></tr>

@@ -401,3 +401,13 @@ type Sample struct {
 	NodeClaimsInitialized int     `json:"nodeClaimsInitialized"`
 	NodesReady            int     `json:"nodesReady"`
 }
+
+// TimingLine is how the scenario's machine-dependent metrics were judged,
+// in one line ("" where its diff does not say: a fault scenario, an
+// error).
+func (s *Scenario) TimingLine() string {
+	if s.Diff == nil || s.Diff.Timing == nil {
+		return ""
+	}
+	return s.Diff.Timing.Summary()
+}

@@ -360,3 +360,45 @@ func TestInputChangesInEveryFormat(t *testing.T) {
 		t.Errorf("a schema 1 baseline: %+v, want the inputs unknown", got)
 	}
 }
+
+// How the machine-dependent metrics were judged is in every format, for a
+// passed scenario too: a paired verification's ratios with their
+// intervals, and a fallback to the recorded runs with its reason.
+func TestTimingInEveryFormat(t *testing.T) {
+	pairedT := &diff.Timing{Method: diff.Paired, Reason: "interleaved", Reference: "v1.14.1 (sha256 5c331774cafe)", Candidate: "v1.14.1 (sha256 0123456789ab)",
+		Pairs: 12, MinPairs: 12, MaxPairs: 16, Alpha: 0.01, Margin: 1.1, Confidence: 0.95,
+		Metrics: []diff.PairedMetric{
+			{Path: "timing.podReady.p50", Unit: "s", Ratio: 1.31, Lo: 1.18, Hi: 1.46, Reference: 4, Candidate: 5.24, P: 0.0002, AdjustedP: 0.0024, Decision: "regressed"},
+			{Path: "karpenter.cpuSeconds", Unit: "cpu-s", Ratio: 1.02, Lo: 0.97, Hi: 1.07, Reference: 3, Candidate: 3.06, P: 0.3, AdjustedP: 1, Decision: "no-regression"},
+		}}
+	fallback := &diff.Timing{Method: diff.Recorded, Reason: "the baseline's build is not here to run as the reference arm"}
+	r := report.New("verify", t0)
+	r.Add(report.Scenario{Name: "web-service", Status: report.Failed, Seconds: 30,
+		Diff: &diff.Diff{Scenario: "web-service", Timing: pairedT, Deviations: []diff.Deviation{{Path: "timing.podReady.p50", Baseline: "reference 4.000s", Observed: "candidate 5.240s (1.31× [1.18, 1.46])", Severity: diff.Regression}}}})
+	r.Add(report.Scenario{Name: "mixed-arch", Status: report.Passed, Seconds: 30, Diff: &diff.Diff{Scenario: "mixed-arch", Timing: fallback}})
+	r.Finish(sec(30), 1)
+	validate(t, r)
+	md, err := r.Markdown()
+	if err != nil {
+		t.Fatal(err)
+	}
+	junit, err := r.JUnit()
+	if err != nil {
+		t.Fatal(err)
+	}
+	html, err := r.HTML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for format, out := range map[string]string{"markdown": string(md), "junit": stdhtml.UnescapeString(string(junit)), "html": stdhtml.UnescapeString(string(html))} {
+		for _, want := range []string{"timing.podReady.p50 1.31× [1.18, 1.46] regressed", "paired with the reference over 12 pair(s)",
+			"compared with the baseline's recorded runs (not paired): the baseline's build is not here"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s does not show %q", format, want)
+			}
+		}
+		if strings.Contains(out, "karpenter.cpuSeconds 1.02×") {
+			t.Errorf("%s lists a metric decided no-regression in the one-line summary", format)
+		}
+	}
+}

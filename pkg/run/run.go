@@ -40,6 +40,9 @@ type Runner struct {
 	grace      time.Duration
 	// karpenter is recorded in every run's inputs.
 	karpenter inputs.Karpenter
+	// build, when it names a binary, is the Karpenter build every run
+	// switches to first (WithKarpenterBuild).
+	build cluster.Build
 	// clock is the clock the observer reads latencies from.
 	clock observe.Clock
 	// tenancy knows which runs held Karpenter when: a run's
@@ -72,6 +75,18 @@ func WithProgress(f func(string)) Option { return func(r *Runner) { r.progress =
 // WithKarpenter records which Karpenter runs the scenarios in every run's
 // inputs (default: unknown, and a change of Karpenter cannot be told).
 func WithKarpenter(k inputs.Karpenter) Option { return func(r *Runner) { r.karpenter = k } }
+
+// WithKarpenterBuild makes every run switch Karpenter to build's binary
+// first, through the provider's cluster.KarpenterBuildSwitcher (default:
+// whatever binary runs): paired verification's two arms are two runners
+// of one cluster with two builds. k is that build as runs' inputs record
+// it (WithKarpenter).
+func WithKarpenterBuild(build cluster.Build, k inputs.Karpenter) Option {
+	return func(r *Runner) { r.build, r.karpenter = build, k }
+}
+
+// Karpenter is the Karpenter this runner's runs record in their inputs.
+func (r *Runner) Karpenter() inputs.Karpenter { return r.karpenter }
 
 // WithClock sets the clock a run's latencies are read from (default
 // observe.ServerClock); the harness sets observe.ReceivedClock for a
@@ -255,6 +270,9 @@ func (r *Runner) prepare(ctx context.Context, a *attempt) (err error) {
 	if a.shapes, err = fit.Load(ctx, s.CatalogPath); err != nil {
 		return err
 	}
+	if err := r.useBuild(ctx); err != nil {
+		return err
+	}
 	if sw, ok := r.cluster.(cluster.KarpenterSwitcher); ok {
 		if err := sw.UseKarpenter(ctx, s.CatalogPath, s.Spec.Karpenter.Env()); err != nil {
 			return fmt.Errorf("failed to run Karpenter with catalog %s and the scenario's settings: %w", s.Spec.Catalog, err)
@@ -267,6 +285,21 @@ func (r *Runner) prepare(ctx context.Context, a *attempt) (err error) {
 		return err
 	}
 	a.since = time.Now()
+	return nil
+}
+
+// useBuild switches Karpenter to the runner's build, if it has one.
+func (r *Runner) useBuild(ctx context.Context) error {
+	if r.build.Binary == "" {
+		return nil
+	}
+	bs, ok := r.cluster.(cluster.KarpenterBuildSwitcher)
+	if !ok {
+		return fmt.Errorf("this cluster's provider cannot switch Karpenter builds between runs (it does not run Karpenter from nodeprint's toolchain), so it cannot run %s", r.build.Binary)
+	}
+	if err := bs.UseKarpenterBuild(ctx, r.build); err != nil {
+		return fmt.Errorf("failed to run Karpenter from %s: %w", r.build.Binary, err)
+	}
 	return nil
 }
 

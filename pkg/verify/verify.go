@@ -23,9 +23,17 @@ import (
 
 // Judge runs scenarios through a runner and judges the runs.
 type Judge struct {
-	runner   *run.Runner
-	repeat   Repeat
-	progress func(string)
+	runner *run.Runner
+	// reference, when set, runs the baseline's Karpenter build for
+	// paired verification (WithReference).
+	reference Arm
+	// candidate and forcePaired are WithPairedArms'.
+	candidate   Arm
+	forcePaired bool
+	kubernetes  string
+	maxPairs    int
+	repeat      Repeat
+	progress    func(string)
 }
 
 // Option configures a Judge.
@@ -100,20 +108,15 @@ func (j *Judge) plainEntry(ctx context.Context, s *scenario.Scenario, b *fingerp
 		err := fmt.Errorf("%s has no fault and no baseline to compare with (record one with `nodeprint record %s`)", s.Path, s.Path)
 		return &Outcome{Entry: ReportError(s, err)}, err
 	}
-	res, err := j.runner.Run(ctx, s)
+	judge := j.unpaired
+	if t := j.timingPlan(b); t.Method == diff.Paired {
+		judge = j.paired
+	}
+	res, d, ids, err := judge(ctx, s, b)
 	if err != nil {
 		return &Outcome{Entry: ReportError(s, err)}, err
 	}
-	again, err := j.confirm(ctx, s, b, res)
-	if err != nil {
-		return &Outcome{Entry: ReportError(s, err)}, err
-	}
-	ids := []string{res.ID}
-	var more []*fingerprint.Fingerprint
-	for _, x := range again {
-		ids, more = append(ids, x.ID), append(more, x.Fingerprint)
-	}
-	d, v, err := Attribute(s, res, b, b.Inputs, more...)
+	v, err := classify(s, res, b, b.Inputs, d)
 	if err != nil {
 		return &Outcome{Entry: ReportError(s, err)}, err
 	}
@@ -124,6 +127,54 @@ func (j *Judge) plainEntry(ctx context.Context, s *scenario.Scenario, b *fingerp
 	sc.Verdict, sc.Runbook = v, report.RunbookPage(v.Rule)
 	sc.Status = statusOf(Passes(s, v))
 	return &Outcome{Entry: sc}, nil
+}
+
+// unpaired runs the candidate alone: once when nothing recorded differs
+// (the machine-dependent metrics are not compared), else confirmed
+// against the baseline's recorded runs, the fallback. It returns the run
+// attributed, its diff and every run's id.
+func (j *Judge) unpaired(ctx context.Context, s *scenario.Scenario, b *fingerprint.Baseline) (*run.Result, *diff.Diff, []string, error) {
+	res, err := j.runner.Run(ctx, s)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	t := unchangedInputs(j.timingPlan(b), b, res)
+	if t.Method == diff.Unchanged {
+		return res, diff.CompareTiming(b, diff.RulesFor(s), res.Fingerprint, t), []string{res.ID}, nil
+	}
+	again, err := j.confirm(ctx, s, b, res)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ids := []string{res.ID}
+	var more []*fingerprint.Fingerprint
+	for _, x := range again {
+		ids, more = append(ids, x.ID), append(more, x.Fingerprint)
+	}
+	d := diff.Compare(b, diff.RulesFor(s), res.Fingerprint, more...)
+	d.Timing = t
+	return res, d, ids, nil
+}
+
+// paired runs the reference and the candidate interleaved (pairedRuns)
+// and attributes the candidate's first run; every run's id is listed,
+// the candidate's first.
+func (j *Judge) paired(ctx context.Context, s *scenario.Scenario, b *fingerprint.Baseline) (*run.Result, *diff.Diff, []string, error) {
+	a, t, err := j.pairedRuns(ctx, s, b)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	var ids []string
+	for _, r := range append(append([]*run.Result{}, a.cands...), a.refs...) {
+		ids = append(ids, r.ID)
+	}
+	res := a.cands[0]
+	if t.Method != diff.Paired {
+		d := diff.Compare(b, diff.RulesFor(s), res.Fingerprint)
+		d.Timing = t
+		return res, d, ids, nil
+	}
+	return res, diff.CompareTiming(b, diff.RulesFor(s), res.Fingerprint, t), ids, nil
 }
 
 // confirm runs a plain scenario again where its first run, res, cannot be
@@ -160,13 +211,19 @@ func (j *Judge) confirm(ctx context.Context, s *scenario.Scenario, b *fingerprin
 // usage are tested with res's.
 func Attribute(s *scenario.Scenario, res *run.Result, bl *fingerprint.Baseline, baselineInputs *inputs.Inputs, more ...*fingerprint.Fingerprint) (*diff.Diff, *attribute.Verdict, error) {
 	d := diff.Compare(bl, diff.RulesFor(s), res.Fingerprint, more...)
+	v, err := classify(s, res, bl, baselineInputs, d)
+	return d, v, err
+}
+
+// classify runs the rules on a run and its diff against bl.
+func classify(s *scenario.Scenario, res *run.Result, bl *fingerprint.Baseline, baselineInputs *inputs.Inputs, d *diff.Diff) (*attribute.Verdict, error) {
 	rs, err := attribute.Rules()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	v, err := attribute.Classify(rs, &attribute.Input{
 		Scenario: s.Metadata.Name, Baseline: bl, Observed: res.Fingerprint, Observation: res.Observation,
 		Diff: d, Facts: res.Facts, Inputs: res.Inputs, BaselineInputs: baselineInputs,
 	})
-	return d, v, err
+	return v, err
 }

@@ -26,7 +26,7 @@ type scenarioFlags struct {
 	shard, reportDir, repeat string
 	karpenterVersion         string
 	karpenterBinary          string
-	parallel, runs           int
+	parallel, runs, maxPairs int
 	add                      bool
 	// verifies: the command verifies plain scenarios against their
 	// baselines (run, verify), so --repeat applies and must be able to
@@ -38,6 +38,9 @@ type scenarioFlags struct {
 	// applies nothing.
 	needBaseline func(*scenario.Scenario) bool
 }
+
+// maxPairsLimit bounds --max-pairs: 64 pairs are 128 runs of a scenario.
+const maxPairsLimit = 64
 
 // repeatRuns parses --repeat: auto (the default) or a number of runs.
 func (f *scenarioFlags) repeatRuns() (verify.Repeat, error) {
@@ -57,6 +60,7 @@ func addRunFlags(cmd *cobra.Command, f *scenarioFlags) {
 	cmd.Flags().StringVar(&f.reportDir, "report-dir", "", "write report.json, summary.md, junit.xml and report.html into this directory")
 	cmd.Flags().StringVar(&f.karpenterVersion, "karpenter-version", "", "upgrade check: build (or reuse) this Karpenter release (vX.Y.Z) next to the pinned one, run the scenarios with it on a temporary cluster, and report every scenario that differs from its baseline")
 	cmd.Flags().StringVar(&f.repeat, "repeat", "auto", "runs that verify a plain scenario: auto (one, and as many more as the statistical test needs when a latency or Karpenter's usage moved past its gate: 3 against a baseline of 10 runs) or a fixed number; see docs/scenarios.md, How timings are verified")
+	cmd.Flags().IntVar(&f.maxPairs, "max-pairs", verify.DefaultMaxPairs, "with --karpenter-binary or --karpenter-version: the most reference/candidate pairs a scenario's paired timing test may run (each pair is two runs); see docs/scenarios.md, How timings are verified")
 	cmd.Flags().StringVar(&f.karpenterBinary, "karpenter-binary", "", "run the scenarios on a temporary cluster with this Karpenter binary (a build of the pinned release's KWOK provider with your changes, e.g. from `make mutants`) instead of the project's own; the report's inputs name the changed binary")
 }
 
@@ -86,7 +90,10 @@ func jobOf(ctx context.Context, f *scenarioFlags, args []string) (*harness.Job, 
 		if err != nil {
 			return nil, usageError{err}
 		}
-		opts = append(opts, harness.WithRepeat(repeat))
+		if f.maxPairs < 1 || f.maxPairs > maxPairsLimit {
+			return nil, usageError{fmt.Errorf("--max-pairs %d: want 1 to %d pairs", f.maxPairs, maxPairsLimit)}
+		}
+		opts = append(opts, harness.WithRepeat(repeat), harness.WithMaxPairs(f.maxPairs))
 	}
 	j, err := harness.NewJob(ctx, args, append(opts, harness.WithToolchain(tc), harness.WithLayout(project(tc)),
 		harness.WithProvider(cluster.Kind(f.provider)), harness.WithCluster(f.cluster),

@@ -12,6 +12,7 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/diff"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
 	"github.com/nodeprint/nodeprint/pkg/harness"
+	"github.com/nodeprint/nodeprint/pkg/paired"
 	"github.com/nodeprint/nodeprint/pkg/permtest"
 	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/report"
@@ -133,11 +134,13 @@ func (e *Environment) RecordBaseline(ctx context.Context, s *scenario.Scenario) 
 	AddReportEntry("recorded", fmt.Sprintf("%s: %d runs in %s, %d selection(s)", path, b.Runs, time.Since(start).Round(time.Second), len(b.Selections)))
 }
 
-// ExpectSlowdownCaught slows the cluster by factor on target (make
-// sensitivity's levers), verifies the scenario against its committed
-// baseline as verify's default does, and fails unless the verification
-// failed on the slowed latency with the statistical test's verdict: the
-// smoke of make sensitivity.
+// ExpectSlowdownCaught verifies the scenario paired, as verify does with
+// another Karpenter build: the reference arm runs on the unchanged cluster,
+// the candidate arm with target slowed by factor (make sensitivity's
+// levers, the delay sized from the baseline's median), interleaved A B B A.
+// It fails unless the verification failed on the slowed latency by the
+// paired test, with the ratio's interval above 1: the smoke of make
+// sensitivity.
 func (e *Environment) ExpectSlowdownCaught(ctx context.Context, s *scenario.Scenario, target sensitivity.Target, factor float64) {
 	GinkgoHelper()
 	b, err := fingerprint.LoadBaseline(fingerprint.Path(e.fingerprintsDir(), s.Metadata.Name))
@@ -148,26 +151,24 @@ func (e *Environment) ExpectSlowdownCaught(ctx context.Context, s *scenario.Scen
 		path, samples = "timing.nodeClaimReady.p50", b.Timing.NodeClaimReadyP50
 	}
 	sd := sensitivity.For(target, factor, permtest.Median(samples.Values))
-	By(fmt.Sprintf("slowing %s by %s", target, sd.Delay))
-	restore, err := sensitivity.Apply(ctx, e.Client, sd)
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(restore, NodeTimeout(time.Minute))
-	By(fmt.Sprintf("verifying scenario %s against its baseline, slowed", s.Metadata.Name))
-	out, err := e.judge(ctx).Entry(ctx, s, b)
+	r := e.runner(ctx)
+	slowed := &sensitivity.SlowedArm{Runner: r, Client: e.Client, Slowdown: sd}
+	j := verify.New(r, verify.WithPairedArms(r, slowed), verify.WithProgress(func(l string) { GinkgoWriter.Println(l) }))
+	By(fmt.Sprintf("verifying scenario %s paired: the reference unchanged, the candidate with %s slowed by %s", s.Metadata.Name, target, sd.Delay))
+	out, err := j.Entry(ctx, s, b)
 	Expect(err).NotTo(HaveOccurred())
 	d := out.Entry.Diff
 	AddReportEntry("diff", d.Text())
 	Expect(out.Entry.Status).To(Equal(report.Failed), "a %s slowed %g× must fail verification:\n%s", target, factor, d.Text())
-	Expect(d.Test).NotTo(BeNil())
-	Expect(d.Test.P).To(BeNumerically("<=", d.Test.Alpha), "the test must reject:\n%s", d.Text())
-	Expect(out.Entry.Runs).To(HaveLen(diff.ConfirmRuns(b.Runs, diff.RulesFor(s))), "verify's default decides with the runs the test needs")
-	var paths []string
-	for _, x := range d.Deviations {
-		if x.Severity == diff.Regression {
-			paths = append(paths, x.Path)
+	Expect(d.Timing).NotTo(BeNil(), "a paired verification says how it judged the timings")
+	Expect(d.Timing.Method).To(Equal(diff.Paired), d.Text())
+	Expect(d.Timing.Decided(paired.Regressed)).To(ContainElement(path), "the slowed latency must be the regression:\n%s", d.Text())
+	for _, m := range d.Timing.Metrics {
+		if m.Path == path {
+			Expect(m.Lo).To(BeNumerically(">", 1), "the ratio's interval lies above 1: %s", m)
 		}
 	}
-	Expect(paths).To(ContainElement(path), "the slowed latency must be the regression:\n%s", d.Text())
+	Expect(out.Entry.Runs).To(HaveLen(2*d.Timing.Pairs), "every pair is one reference and one candidate run")
 }
 
 // LoadScenario loads fixtures/scenarios/<name>.yaml.

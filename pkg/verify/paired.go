@@ -1,0 +1,256 @@
+package verify
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+
+	"github.com/nodeprint/nodeprint/pkg/diff"
+	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	"github.com/nodeprint/nodeprint/pkg/inputs"
+	"github.com/nodeprint/nodeprint/pkg/paired"
+	"github.com/nodeprint/nodeprint/pkg/run"
+	"github.com/nodeprint/nodeprint/pkg/scenario"
+)
+
+// DefaultMaxPairs caps a paired verification: 16 pairs (32 runs) give
+// 97.9% power for a 1.25× shift of one metric among twelve in pkg/paired's
+// simulation, where 12 gave 76%.
+const DefaultMaxPairs = 16
+
+// Arm runs one side of a paired verification: a *run.Runner bound to one
+// Karpenter build, or a runner with a lever of the experiment around each
+// run (make sensitivity's slowed cluster).
+type Arm interface {
+	Run(ctx context.Context, s *scenario.Scenario, opts ...run.FaultOption) (*run.Result, error)
+	// Karpenter is the build the arm's runs record in their inputs.
+	Karpenter() inputs.Karpenter
+}
+
+// WithReference makes the judge pair: a plain scenario whose candidate
+// Karpenter build (the runner's) differs from ref's, the baseline's build,
+// runs on both, interleaved A B B A, and the machine-dependent metrics are
+// decided by pkg/paired (default: no reference arm).
+func WithReference(ref Arm) Option { return func(j *Judge) { j.reference = ref } }
+
+// WithPairedArms pairs every plain scenario's runs on ref and cand,
+// whatever their builds: the A/A comparison (both arms one build) and the
+// experiments of make sensitivity, where the arms differ by a lever and
+// not by their inputs. The runner stays the one for fault scenarios.
+func WithPairedArms(ref, cand Arm) Option {
+	return func(j *Judge) { j.reference, j.candidate, j.forcePaired = ref, cand, true }
+}
+
+// cand is the candidate arm: WithPairedArms', else the runner.
+func (j *Judge) cand() Arm {
+	if j.candidate != nil {
+		return j.candidate
+	}
+	return j.runner
+}
+
+// WithKubernetes is the cluster's Kubernetes version: a baseline recorded
+// on another is not "nothing changed" (default: unknown, not compared).
+func WithKubernetes(version string) Option { return func(j *Judge) { j.kubernetes = version } }
+
+// WithMaxPairs caps a paired verification (default DefaultMaxPairs).
+func WithMaxPairs(n int) Option { return func(j *Judge) { j.maxPairs = n } }
+
+// pairedOptions are the paired test's settings for scenario s.
+func (j *Judge) pairedOptions(s *scenario.Scenario) []paired.Option {
+	return []paired.Option{paired.WithAlpha(cmp.Or(s.Spec.Baseline.FalseAlarm, diff.DefaultFalseAlarm)),
+		paired.WithMaxPairs(cmp.Or(j.maxPairs, DefaultMaxPairs))}
+}
+
+// PairedMetrics is how many metrics a paired verification tests: every
+// per-run metric verification tests.
+func PairedMetrics() int {
+	n := 0
+	for _, m := range fingerprint.RunMetrics {
+		if !m.Untested {
+			n++
+		}
+	}
+	return n
+}
+
+// CheckPairable refuses a paired verification of s that could never
+// declare a regression: its falseAlarm and the cap of pairs leave no look
+// at which the smallest p-value reaches its share.
+func CheckPairable(s *scenario.Scenario, maxPairs int) error {
+	j := &Judge{maxPairs: maxPairs}
+	if paired.MinPairs(PairedMetrics(), j.pairedOptions(s)...) > 0 {
+		return nil
+	}
+	return fmt.Errorf("%s: a paired verification with at most %d pairs and falseAlarm %g can never declare a regression among %d metrics (the smallest p-value of n pairs is 2^-n): raise --max-pairs or the scenario's baseline.falseAlarm",
+		s.Path, cmp.Or(maxPairs, DefaultMaxPairs), cmp.Or(s.Spec.Baseline.FalseAlarm, diff.DefaultFalseAlarm), PairedMetrics())
+}
+
+// timingPlan decides, before any run, how s's machine-dependent metrics
+// are judged against b: Paired when a reference arm of the baseline's
+// build is here and the candidate is another build; Unchanged when the
+// candidate is the baseline's build on the baseline's Kubernetes (the
+// inputs are checked after the first run); else Recorded, with why.
+func (j *Judge) timingPlan(b *fingerprint.Baseline) *diff.Timing {
+	if j.forcePaired {
+		return &diff.Timing{Method: diff.Paired}
+	}
+	var ref *inputs.Karpenter
+	if j.reference != nil {
+		k := j.reference.Karpenter()
+		ref = &k
+	}
+	return TimingPlan(b, j.cand().Karpenter(), ref, j.kubernetes)
+}
+
+// TimingPlan is timingPlan's decision from what it reads: the baseline,
+// the candidate's Karpenter, the reference arm's (nil: none) and the
+// cluster's Kubernetes version ("": unknown).
+func TimingPlan(b *fingerprint.Baseline, cand inputs.Karpenter, ref *inputs.Karpenter, kubernetes string) *diff.Timing {
+	recorded := func(format string, args ...any) *diff.Timing {
+		return &diff.Timing{Method: diff.Recorded, Reason: fmt.Sprintf(format, args...)}
+	}
+	if b.Inputs == nil {
+		return recorded("the baseline records no inputs (schema 1), so no run here can be said to repeat it; re-record it")
+	}
+	rec := b.Inputs.Karpenter
+	if ref != nil && ref.Binary != cand.Binary {
+		if ref.Binary != rec.Binary {
+			return recorded("the baseline was recorded with Karpenter %s, the reference build here is %s: the baseline's build is not here to run as the reference arm", build(rec), build(*ref))
+		}
+		return &diff.Timing{Method: diff.Paired}
+	}
+	switch {
+	case cand.Binary == "":
+		return recorded("Karpenter runs outside nodeprint here (its binary cannot be read), so no reference arm can run beside it")
+	case cand.Binary != rec.Binary:
+		return recorded("the baseline was recorded with Karpenter %s and this run uses %s; the recorded build is not here to run as a reference arm (give the new build with --karpenter-binary to pair it with the pinned one)", build(rec), build(cand))
+	case kubernetes != "" && b.Provenance.Kubernetes != "" && kubernetes != b.Provenance.Kubernetes:
+		return recorded("the baseline was recorded on Kubernetes %s and this cluster runs %s; replaying it on the recorded Kubernetes is not built", b.Provenance.Kubernetes, kubernetes)
+	}
+	return &diff.Timing{Method: diff.Unchanged,
+		Reason: fmt.Sprintf("nothing recorded differs (inputs, Karpenter %s and its settings, Kubernetes): a reference arm would be this run twice, so a timing difference would be the machine's or the harness's, not a regression; the machine-independent checks decide", build(cand))}
+}
+
+// build names a Karpenter build: "v1.14.1 (sha256 5c331774cafe)".
+func build(k inputs.Karpenter) string {
+	d := k.Binary
+	if len(d) > 12 {
+		d = d[:12]
+	}
+	if d == "" {
+		d = "unknown"
+	}
+	return fmt.Sprintf("%s (sha256 %s)", cmp.Or(k.Version, "unknown version"), d)
+}
+
+// unchangedInputs turns an Unchanged plan into Recorded when the run's
+// inputs differ from the baseline's: the recorded inputs would have to be
+// replayed as the reference arm, which is not built.
+func unchangedInputs(t *diff.Timing, b *fingerprint.Baseline, res *run.Result) *diff.Timing {
+	d := inputs.Diff(b.Inputs, res.Inputs)
+	if t.Method != diff.Unchanged || len(d) == 0 {
+		return t
+	}
+	return &diff.Timing{Method: diff.Recorded, Reason: fmt.Sprintf(
+		"the scenario's inputs changed since the baseline (%s); replaying the baseline's recorded inputs as a reference arm is not built yet, so latencies and Karpenter's usage are compared with the recorded runs (another session's numbers)", inputs.Summary(d, 3))}
+}
+
+// arms is a paired verification's runs so far: refs[i] and cands[i] are
+// block i's.
+type arms struct {
+	refs, cands []*run.Result
+}
+
+func (a *arms) fingerprints() (refs, cands []*fingerprint.Fingerprint) {
+	for i := range a.refs {
+		refs, cands = append(refs, a.refs[i].Fingerprint), append(cands, a.cands[i].Fingerprint)
+	}
+	return refs, cands
+}
+
+// ReferenceFirst reports whether block i (from 0) runs the reference
+// first: A B, B A, A B, B A … so that neither arm is always the one after
+// a switch of Karpenter build, or the one a drifting machine favours.
+func ReferenceFirst(block int) bool { return block%2 == 0 }
+
+// pair runs one block, in ReferenceFirst's order, and checks that each
+// arm repeats its first run's inputs.
+func (j *Judge) pair(ctx context.Context, s *scenario.Scenario, a *arms) error {
+	var ref, cand *run.Result
+	steps := []func() error{
+		func() (err error) { ref, err = j.reference.Run(ctx, s); return err },
+		func() (err error) { cand, err = j.cand().Run(ctx, s); return err },
+	}
+	if !ReferenceFirst(len(a.refs)) {
+		steps[0], steps[1] = steps[1], steps[0]
+	}
+	for _, step := range steps {
+		if err := step(); err != nil {
+			return err
+		}
+	}
+	for _, c := range []struct {
+		arm       string
+		now, were *run.Result
+	}{{"reference", ref, firstOr(a.refs, ref)}, {"candidate", cand, firstOr(a.cands, cand)}} {
+		if d := inputs.Diff(c.were.Inputs, c.now.Inputs); len(d) > 0 {
+			return fmt.Errorf("%s run %s applied other inputs than run %s (%s): an arm's runs must repeat its first", c.arm, c.now.ID, c.were.ID, inputs.Summary(d, 3))
+		}
+	}
+	a.refs, a.cands = append(a.refs, ref), append(a.cands, cand)
+	return nil
+}
+
+func firstOr(rs []*run.Result, r *run.Result) *run.Result {
+	if len(rs) > 0 {
+		return rs[0]
+	}
+	return r
+}
+
+// pairedRuns runs blocks until the paired test decides every metric, the
+// cap is reached, a metric regresses, or the first candidate run already
+// regresses on what does not depend on the machine (more pairs cannot
+// undo that). It returns the arms and the timing judgement.
+func (j *Judge) pairedRuns(ctx context.Context, s *scenario.Scenario, b *fingerprint.Baseline) (*arms, *diff.Timing, error) {
+	a := &arms{}
+	opts := j.pairedOptions(s)
+	ref, cand := build(j.reference.Karpenter()), build(j.cand().Karpenter())
+	for {
+		if err := j.pair(ctx, s, a); err != nil {
+			return nil, nil, err
+		}
+		refs, cands := a.fingerprints()
+		ms, excluded := diff.PairedSamples(refs, cands)
+		if len(ms) == 0 {
+			return a, &diff.Timing{Method: diff.Recorded, Reason: "no machine-dependent metric has a value in every run: " + fmt.Sprint(excluded)}, nil
+		}
+		res, err := paired.Test(ms, opts...)
+		if err != nil {
+			return nil, nil, err
+		}
+		t := diff.PairedTiming(res, ref, cand, excluded)
+		if len(a.refs) == 1 && diff.CompareStatic(b, diff.RulesFor(s), cands[0]).Regressed() {
+			t.Stopped = "stopped after 1 pair: the candidate's selection or outcomes regressed already, which more pairs cannot undo"
+			return a, t, nil
+		}
+		j.progress(fmt.Sprintf("%s: pair %d of at most %d: %s", s.Metadata.Name, res.Pairs, res.MaxPairs, progressOf(res)))
+		if !res.NeedMore() {
+			if n := len(res.Undecided()); n > 0 && len(res.Regressed()) == 0 {
+				t.Stopped = fmt.Sprintf("%d metric(s) still undecided at the cap of %d pairs: %v", n, res.MaxPairs, res.Undecided())
+			}
+			return a, t, nil
+		}
+	}
+}
+
+func progressOf(r *paired.Result) string {
+	if reg := r.Regressed(); len(reg) > 0 {
+		return fmt.Sprintf("regressed: %v", reg)
+	}
+	if u := r.Undecided(); len(u) > 0 {
+		return fmt.Sprintf("%d undecided (%v)", len(u), u)
+	}
+	return "every metric decided"
+}
