@@ -169,6 +169,9 @@ func (j *Judge) paired(ctx context.Context, s *scenario.Scenario, b *fingerprint
 		ids = append(ids, r.ID)
 	}
 	res := a.cands[0]
+	if d := inputs.Diff(b.Inputs, a.refs[0].Inputs); len(d) > 0 && t.Method == diff.Paired {
+		t.Reason += fmt.Sprintf("; the reference arm ran the scenario as it is now, whose inputs differ from the baseline's (%s): the pairs measure the build alone, and the input change is judged by the machine-independent checks and the change rules", inputs.Summary(d, 3))
+	}
 	if t.Method != diff.Paired {
 		d := diff.Compare(b, diff.RulesFor(s), res.Fingerprint)
 		d.Timing = t
