@@ -335,20 +335,7 @@ func TestInputChangesInEveryFormat(t *testing.T) {
 		Diff:   &diff.Diff{Scenario: "web-service", Deviations: []diff.Deviation{{Path: "selection.nodes", Baseline: "1", Observed: "2", Severity: diff.Regression}}},
 		Inputs: &report.InputChanges{Changes: changes, Accept: "nodeprint record web-service"}})
 	r.Finish(sec(30), 1)
-	validate(t, r)
-	md, err := r.Markdown()
-	if err != nil {
-		t.Fatal(err)
-	}
-	junit, err := r.JUnit()
-	if err != nil {
-		t.Fatal(err)
-	}
-	html, err := r.HTML()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for format, out := range map[string]string{"markdown": string(md), "junit": string(junit), "html": stdhtml.UnescapeString(string(html))} {
+	for format, out := range formats(t, r) {
 		for _, want := range []string{"nodePool.requirements[topology.kubernetes.io/zone]", "In [a b c]", "500m", "nodeprint record web-service",
 			"cost $0.17/h → $0.36/h (+112%), nodes 1 → 2"} {
 			if !strings.Contains(out, want) {
@@ -377,6 +364,23 @@ func TestTimingInEveryFormat(t *testing.T) {
 		Diff: &diff.Diff{Scenario: "web-service", Timing: pairedT, Deviations: []diff.Deviation{{Path: "timing.podReady.p50", Baseline: "reference 4.000s", Observed: "candidate 5.240s (1.31× [1.18, 1.46])", Severity: diff.Regression}}}})
 	r.Add(report.Scenario{Name: "mixed-arch", Status: report.Passed, Seconds: 30, Diff: &diff.Diff{Scenario: "mixed-arch", Timing: fallback}})
 	r.Finish(sec(30), 1)
+	for format, out := range formats(t, r) {
+		for _, want := range []string{"timing.podReady.p50 1.31× [1.18, 1.46] regressed", "paired with the reference over 12 pair(s)",
+			"compared with the baseline's recorded runs (not paired): the baseline's build is not here"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s does not show %q", format, want)
+			}
+		}
+		if strings.Contains(out, "karpenter.cpuSeconds 1.02×") {
+			t.Errorf("%s lists a metric decided no-regression in the one-line summary", format)
+		}
+	}
+}
+
+// formats validates r's JSON and renders its other formats as text a
+// person reads (entities unescaped), by format name.
+func formats(t *testing.T, r *report.Report) map[string]string {
+	t.Helper()
 	validate(t, r)
 	md, err := r.Markdown()
 	if err != nil {
@@ -390,15 +394,5 @@ func TestTimingInEveryFormat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for format, out := range map[string]string{"markdown": string(md), "junit": stdhtml.UnescapeString(string(junit)), "html": stdhtml.UnescapeString(string(html))} {
-		for _, want := range []string{"timing.podReady.p50 1.31× [1.18, 1.46] regressed", "paired with the reference over 12 pair(s)",
-			"compared with the baseline's recorded runs (not paired): the baseline's build is not here"} {
-			if !strings.Contains(out, want) {
-				t.Errorf("%s does not show %q", format, want)
-			}
-		}
-		if strings.Contains(out, "karpenter.cpuSeconds 1.02×") {
-			t.Errorf("%s lists a metric decided no-regression in the one-line summary", format)
-		}
-	}
+	return map[string]string{"markdown": string(md), "junit": stdhtml.UnescapeString(string(junit)), "html": stdhtml.UnescapeString(string(html))}
 }
