@@ -81,6 +81,17 @@ type Injector interface {
 	MinObserve() time.Duration
 }
 
+// PodClocked is an injector whose fault runs on the pods' own clock (a CPU
+// spike `after` seconds into each pod's life): its MinObserve counts from
+// when the run's pods were first all Ready, not from the apply, so a
+// machine that starts pods late still gives the fault its whole time (on a
+// loaded machine metrics-server had not sampled the spike twice within 75
+// s of the apply, and no usage signal was available).
+type PodClocked interface {
+	Injector
+	PodClocked()
+}
+
 // ParamKind is how a parameter value is parsed.
 type ParamKind string
 

@@ -226,3 +226,23 @@ func TestCapacityShortageOwnsItsConfigMap(t *testing.T) {
 		t.Errorf("after restore: %v", left)
 	}
 }
+
+// Only a fault on the pods' own clock counts its observation from the
+// pods' start: the CPU spike does, a crash loop does not.
+func TestPodClocked(t *testing.T) {
+	for _, c := range []struct {
+		f    scenario.Fault
+		want bool
+	}{
+		{scenario.Fault{Name: "cpu-spike", Params: scenario.Params{"factor": "4"}}, true},
+		{scenario.Fault{Name: "crash-loop"}, false},
+	} {
+		inj, err := New(&c.f, target(t))
+		if err != nil {
+			t.Fatalf("%s: %v", c.f.Name, err)
+		}
+		if _, ok := inj.(PodClocked); ok != c.want {
+			t.Errorf("%s: PodClocked %v, want %v", c.f.Name, ok, c.want)
+		}
+	}
+}

@@ -189,8 +189,12 @@ func (c *cpuSpike) Inject(context.Context) error {
 func (c *cpuSpike) Restore(context.Context) error { return nil }
 
 // MinObserve lets metrics-server take two samples of the spike (its
-// resolution is 15 s, and KWOK reports CPU as a counter).
+// resolution is 15 s, and KWOK reports CPU as a counter), counted from
+// the pods' start (PodClocked).
 func (c *cpuSpike) MinObserve() time.Duration { return c.v.Duration("after") + 75*time.Second }
+
+// PodClocked: the spike starts `after` seconds into each pod's life.
+func (c *cpuSpike) PodClocked() {}
 
 type oversized struct {
 	base

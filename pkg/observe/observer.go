@@ -527,6 +527,11 @@ type Settle struct {
 	// Min is how long WaitSettled observes at least, settled or not (a
 	// fault needs time to show: a leak to reach its limit, a delay to pass).
 	Min time.Duration
+	// MinFromReady counts Min from when every expected pod was first seen
+	// Ready instead of from the call (a fault on the pods' own clock);
+	// until then Min has not passed, and only the Timeout ends the wait
+	// early.
+	MinFromReady bool
 	// Progress, when set, is called about every 5 s with what is awaited.
 	Progress func(string)
 }
@@ -551,7 +556,7 @@ func (o *Observer) WaitSettled(ctx context.Context, s Settle) Outcome {
 		changes := o.changes
 		o.mu.Unlock()
 		outcome, status, next := o.evaluate(s)
-		observed := time.Since(start)
+		observed := o.observedFor(s, start)
 		if outcome != "" {
 			if observed >= s.Min {
 				o.finish(outcome)
@@ -684,6 +689,18 @@ func (o *Observer) evaluate(s Settle) (Outcome, string, time.Duration) {
 		next = minPositive(next, s.Stall-quiet)
 	}
 	return "", status, next
+}
+
+// observedFor is how long the run has been observed towards s.Min: since
+// start, or since every pod was first Ready (s.MinFromReady; 0 before).
+func (o *Observer) observedFor(s Settle, start time.Time) time.Duration {
+	if !s.MinFromReady {
+		return time.Since(start)
+	}
+	if fr := o.FirstAllReady(); !fr.IsZero() {
+		return time.Since(fr)
+	}
+	return 0
 }
 
 // FirstAllReady is the local time the observer first saw every expected

@@ -154,6 +154,29 @@ func TestWaitSettledObservesAtLeastMin(t *testing.T) {
 	}
 }
 
+// MinFromReady counts Min from when every pod was first Ready: pods that
+// start late still get the whole minimum (a fault on the pods' own clock).
+func TestWaitSettledCountsMinFromReady(t *testing.T) {
+	o := newTestObserver(1)
+	o.onPod(readyPod("a", false), false)
+	done := make(chan time.Time, 1)
+	go func() {
+		o.WaitSettled(context.Background(), Settle{Quiet: time.Millisecond, Stall: time.Hour, Timeout: time.Minute, Min: 300 * time.Millisecond, MinFromReady: true})
+		done <- time.Now()
+	}()
+	time.Sleep(400 * time.Millisecond) // longer than Min, pod not Ready
+	o.onPod(readyPod("a", true), false)
+	ready := time.Now()
+	select {
+	case end := <-done:
+		if d := end.Sub(ready); d < 300*time.Millisecond {
+			t.Fatalf("settled %s after the pod was Ready, before the minimum of 300ms counted from then", d)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("WaitSettled did not end")
+	}
+}
+
 func TestWaitGone(t *testing.T) {
 	o := newTestObserver(1)
 	claim := &karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "r-abc"}}

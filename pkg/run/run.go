@@ -398,7 +398,7 @@ func (r *Runner) settle(ctx context.Context, a *attempt) error {
 		timeout = max(a.s.Spec.Fault.Window.Duration, a.minObserve)
 	}
 	a.outcome = a.ob.WaitSettled(a.actx, observe.Settle{
-		Quiet: a.s.Spec.Settle.Quiet.Duration, Stall: a.s.Spec.Settle.Stall.Duration, Timeout: timeout, Min: a.minObserve,
+		Quiet: a.s.Spec.Settle.Quiet.Duration, Stall: a.s.Spec.Settle.Stall.Duration, Timeout: timeout, Min: a.minObserve, MinFromReady: podClocked(a.inj),
 		Progress: func(msg string) { r.progress("run " + a.id + ": " + msg) },
 	})
 	if ctx.Err() != nil {
@@ -410,6 +410,13 @@ func (r *Runner) settle(ctx context.Context, a *attempt) error {
 		return envErr
 	}
 	return nil
+}
+
+// podClocked reports whether the run's fault counts its observation from
+// the pods' start (faults.PodClocked).
+func podClocked(inj faults.Injector) bool {
+	_, ok := inj.(faults.PodClocked)
+	return ok
 }
 
 // measure fingerprints the settled run and reads its facts, while the
