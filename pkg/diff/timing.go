@@ -45,7 +45,8 @@ type Timing struct {
 	MinPairs int `json:"minPairs,omitempty"`
 	MaxPairs int `json:"maxPairs,omitempty"`
 	// Alpha is the family-wise false-alarm rate over every metric and
-	// look; Margin the ratio below which a metric reads no-regression;
+	// look; Margin the default ratio below which a metric reads
+	// no-regression (each metric's own is PairedMetric.Margin);
 	// Confidence the intervals' level.
 	Alpha      float64 `json:"alpha,omitempty"`
 	Margin     float64 `json:"margin,omitempty"`
@@ -75,8 +76,10 @@ type PairedMetric struct {
 	// P is the one-sided p-value, AdjustedP after Holm across the metrics.
 	P         float64 `json:"p"`
 	AdjustedP float64 `json:"adjustedP"`
-	// Decision is regressed, no-regression or undecided.
+	// Decision is regressed, no-regression (the interval below Margin)
+	// or undecided.
 	Decision paired.Decision `json:"decision"`
+	Margin   float64         `json:"margin"`
 }
 
 // String is "pod-ready p50 1.31× [1.18, 1.46]".
@@ -97,7 +100,9 @@ func PairedSamples(refs, cands []*fingerprint.Fingerprint) (ms []paired.Metric, 
 		if m.Untested {
 			continue
 		}
-		x := paired.Metric{Name: m.Path, Unit: m.Unit}
+		// No-regression below the metric's gate: a latency 1.1×,
+		// Karpenter's usage 1.5× ("far more").
+		x := paired.Metric{Name: m.Path, Unit: m.Unit, Margin: Gate(m)}
 		why := ""
 		for i := range refs {
 			r, rok := m.Of(refs[i])
@@ -130,7 +135,7 @@ func PairedTiming(res *paired.Result, reference, candidate string, excluded []st
 		Reason: fmt.Sprintf("the candidate (%s) and the reference (%s) ran interleaved on this cluster, A B B A", candidate, reference)}
 	for _, m := range res.Metrics {
 		t.Metrics = append(t.Metrics, PairedMetric{Path: m.Name, Unit: m.Unit, Ratio: round3(m.Ratio), Lo: bound(m.Lo), Hi: bound(m.Hi),
-			Reference: m.RefMean, Candidate: m.CandMean, P: m.P, AdjustedP: m.AdjustedP, Decision: m.Decision})
+			Reference: m.RefMean, Candidate: m.CandMean, P: m.P, AdjustedP: m.AdjustedP, Decision: m.Decision, Margin: m.Margin})
 	}
 	return t
 }
@@ -166,9 +171,9 @@ func (t *Timing) Summary() string {
 				parts = append(parts, fmt.Sprintf("%s %s", m, m.Decision))
 			}
 		}
-		s := fmt.Sprintf("machine-dependent metrics paired with the reference over %d pair(s) (α %.3g, margin %.2f×): ", t.Pairs, t.Alpha, t.Margin)
+		s := fmt.Sprintf("machine-dependent metrics paired with the reference over %d pair(s) (α %.3g; no-regression below %.2f× for a latency, %.2f× for Karpenter's usage): ", t.Pairs, t.Alpha, TimingGate, UsageGate)
 		if len(parts) == 0 {
-			s += "every metric below the margin"
+			s += "every metric below its margin"
 		} else {
 			s += strings.Join(parts, "; ")
 		}

@@ -42,7 +42,14 @@ func TestPairedSamplesTakeEveryTestedMetricWithAValueInEveryRun(t *testing.T) {
 	refs, cands := pairedRuns(3, 1)
 	ms, excluded := PairedSamples(refs, cands)
 	var got []string
+	gates := map[string]float64{}
+	for _, m := range fingerprint.RunMetrics {
+		gates[m.Path] = Gate(m)
+	}
 	for _, m := range ms {
+		if m.Margin != gates[m.Name] {
+			t.Errorf("%s: margin %v, want its gate %v", m.Name, m.Margin, gates[m.Name])
+		}
 		got = append(got, m.Name)
 		if len(m.Ref) != 3 || len(m.Cand) != 3 {
 			t.Errorf("%s: %d/%d values, want 3/3", m.Name, len(m.Ref), len(m.Cand))

@@ -25,6 +25,10 @@ type Metric struct {
 	// Ref and Cand are the reference and candidate arms' values, finite
 	// and positive, of equal length.
 	Ref, Cand []float64
+	// Margin, when above 1, is this metric's margin instead of
+	// WithMargin's: the ratio below which a regression does not matter
+	// for it (Karpenter's usage matters at 1.5×, a latency at 1.1×).
+	Margin float64
 }
 
 // Decision is a metric's verdict at one look.
@@ -47,6 +51,8 @@ type MetricResult struct {
 	Name  string
 	Unit  string
 	Pairs int
+	// Margin is the margin its no-regression decision used.
+	Margin float64
 	// Ratio is the point estimate of cand/ref: exp(mean of ln(cand/ref)),
 	// the geometric mean of the pairs' ratios.
 	Ratio float64
@@ -156,7 +162,8 @@ func (r *Result) String() string {
 // sign-flip p-value and ratio interval, Holm's adjustment across the
 // metrics, and each metric's verdict:
 //
-//   - no-regression when Hi < margin;
+//   - no-regression when Hi < the metric's margin (Metric.Margin, else
+//     WithMargin's);
 //   - otherwise regressed when this is a planned look, AdjustedP ≤ the
 //     look's share of alpha and Lo > 1;
 //   - otherwise undecided.
@@ -197,8 +204,12 @@ func Test(metrics []Metric, opts ...Option) (*Result, error) {
 		f := signFlip(d, c.confidence)
 		mean := sum / float64(n)
 		ps[i] = float64(f.atLeast) / float64(f.outOf)
+		margin := c.margin
+		if m.Margin > 1 && !math.IsInf(m.Margin, 0) {
+			margin = m.Margin
+		}
 		r.Metrics = append(r.Metrics, MetricResult{
-			Name: m.Name, Unit: m.Unit, Pairs: n,
+			Name: m.Name, Unit: m.Unit, Pairs: n, Margin: margin,
 			Ratio: math.Exp(mean), Lo: math.Exp(f.lo), Hi: math.Exp(f.hi),
 			RefMean: math.Exp(sumRef / float64(n)), CandMean: math.Exp((sumRef + sum) / float64(n)),
 			P: ps[i],
@@ -208,7 +219,7 @@ func Test(metrics []Metric, opts ...Option) (*Result, error) {
 		m := &r.Metrics[i]
 		m.AdjustedP = adj
 		switch {
-		case m.Hi < c.margin:
+		case m.Hi < m.Margin:
 			m.Decision = NoRegression
 		case r.Look > 0 && atMost(adj, r.LookAlpha) && m.Lo > 1:
 			m.Decision = Regressed

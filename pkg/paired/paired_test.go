@@ -405,6 +405,11 @@ func TestDecisions(t *testing.T) {
 		// significant; with a 1.02 margin it is a regression.
 		{"below the margin", []Metric{fromLogRatios("a", 0.03, 0.031, 0.029, 0.03, 0.032, 0.028, 0.03, 0.03)}, []Option{WithMaxPairs(8)}, []Decision{NoRegression}},
 		{"above a small margin", []Metric{fromLogRatios("a", 0.03, 0.031, 0.029, 0.03, 0.032, 0.028, 0.03, 0.03)}, []Option{WithMaxPairs(8), WithMargin(1.02)}, []Decision{Regressed}},
+		// A metric's own margin wins over WithMargin's, for it alone.
+		{"a metric's own margin", []Metric{withMargin(fromLogRatios("a", 0.03, 0.031, 0.029, 0.03, 0.032, 0.028, 0.03, 0.03), 1.02),
+			fromLogRatios("b", 0.03, 0.031, 0.029, 0.03, 0.032, 0.028, 0.03, 0.03)}, []Option{WithMaxPairs(8)}, []Decision{Regressed, NoRegression}},
+		{"a wide margin clears", []Metric{withMargin(fromLogRatios("a", 0.2, -0.1, 0.15, -0.05, 0.1, 0.05, -0.1, 0.12), 1.5),
+			fromLogRatios("b", 0.2, -0.1, 0.15, -0.05, 0.1, 0.05, -0.1, 0.12)}, []Option{WithMaxPairs(8)}, []Decision{NoRegression, Undecided}},
 		// Clearing needs no look, only a finite interval (6 pairs at 95%).
 		{"cleared at 6", []Metric{flat("f", 6)}, []Option{WithInterimLooks()}, []Decision{NoRegression}},
 		{"not cleared at 5", []Metric{flat("f", 5)}, []Option{WithInterimLooks()}, []Decision{Undecided}},
@@ -423,6 +428,11 @@ func TestDecisions(t *testing.T) {
 			}
 		})
 	}
+}
+
+func withMargin(m Metric, margin float64) Metric {
+	m.Margin = margin
+	return m
 }
 
 func TestResult(t *testing.T) {

@@ -355,8 +355,8 @@ func TestTimingInEveryFormat(t *testing.T) {
 	pairedT := &diff.Timing{Method: diff.Paired, Reason: "interleaved", Reference: "v1.14.1 (sha256 5c331774cafe)", Candidate: "v1.14.1 (sha256 0123456789ab)",
 		Pairs: 12, MinPairs: 12, MaxPairs: 16, Alpha: 0.01, Margin: 1.1, Confidence: 0.95,
 		Metrics: []diff.PairedMetric{
-			{Path: "timing.podReady.p50", Unit: "s", Ratio: 1.31, Lo: 1.18, Hi: 1.46, Reference: 4, Candidate: 5.24, P: 0.0002, AdjustedP: 0.0024, Decision: "regressed"},
-			{Path: "karpenter.cpuSeconds", Unit: "cpu-s", Ratio: 1.02, Lo: 0.97, Hi: 1.07, Reference: 3, Candidate: 3.06, P: 0.3, AdjustedP: 1, Decision: "no-regression"},
+			{Path: "timing.podReady.p50", Unit: "s", Ratio: 1.31, Lo: 1.18, Hi: 1.46, Reference: 4, Candidate: 5.24, P: 0.0002, AdjustedP: 0.0024, Decision: "regressed", Margin: 1.1},
+			{Path: "karpenter.cpuSeconds", Unit: "cpu-s", Ratio: 1.02, Lo: 0.97, Hi: 1.07, Reference: 3, Candidate: 3.06, P: 0.3, AdjustedP: 1, Decision: "no-regression", Margin: 1.5},
 		}}
 	fallback := &diff.Timing{Method: diff.Recorded, Reason: "the baseline's build is not here to run as the reference arm"}
 	r := report.New("verify", t0)
