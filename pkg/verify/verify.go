@@ -108,11 +108,12 @@ func (j *Judge) plainEntry(ctx context.Context, s *scenario.Scenario, b *fingerp
 		err := fmt.Errorf("%s has no fault and no baseline to compare with (record one with `nodeprint record %s`)", s.Path, s.Path)
 		return &Outcome{Entry: ReportError(s, err)}, err
 	}
+	t := j.timingPlan(b)
 	judge := j.unpaired
-	if t := j.timingPlan(b); t.Method == diff.Paired {
+	if t.Method == diff.Paired {
 		judge = j.paired
 	}
-	res, d, ids, err := judge(ctx, s, b)
+	res, d, ids, err := judge(ctx, s, b, t)
 	if err != nil {
 		return &Outcome{Entry: ReportError(s, err)}, err
 	}
@@ -133,12 +134,12 @@ func (j *Judge) plainEntry(ctx context.Context, s *scenario.Scenario, b *fingerp
 // (the machine-dependent metrics are not compared), else confirmed
 // against the baseline's recorded runs, the fallback. It returns the run
 // attributed, its diff and every run's id.
-func (j *Judge) unpaired(ctx context.Context, s *scenario.Scenario, b *fingerprint.Baseline) (*run.Result, *diff.Diff, []string, error) {
+func (j *Judge) unpaired(ctx context.Context, s *scenario.Scenario, b *fingerprint.Baseline, t *diff.Timing) (*run.Result, *diff.Diff, []string, error) {
 	res, err := j.runner.Run(ctx, s)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	t := unchangedInputs(j.timingPlan(b), b, res)
+	t = unchangedInputs(t, b, res)
 	if t.Method == diff.Unchanged {
 		return res, diff.CompareTiming(b, diff.RulesFor(s), res.Fingerprint, t), []string{res.ID}, nil
 	}
@@ -159,7 +160,7 @@ func (j *Judge) unpaired(ctx context.Context, s *scenario.Scenario, b *fingerpri
 // paired runs the reference and the candidate interleaved (pairedRuns)
 // and attributes the candidate's first run; every run's id is listed,
 // the candidate's first.
-func (j *Judge) paired(ctx context.Context, s *scenario.Scenario, b *fingerprint.Baseline) (*run.Result, *diff.Diff, []string, error) {
+func (j *Judge) paired(ctx context.Context, s *scenario.Scenario, b *fingerprint.Baseline, _ *diff.Timing) (*run.Result, *diff.Diff, []string, error) {
 	a, t, err := j.pairedRuns(ctx, s, b)
 	if err != nil {
 		return nil, nil, nil, err
