@@ -73,7 +73,7 @@ type PairedMetric struct {
 	// Reference and Candidate are the arms' geometric means, in Unit.
 	Reference float64 `json:"reference"`
 	Candidate float64 `json:"candidate"`
-	// P is the one-sided p-value, AdjustedP after Holm across the metrics.
+	// P is the one-sided p-value, AdjustedP after the joint adjustment across the metrics (pkg/paired).
 	P         float64 `json:"p"`
 	AdjustedP float64 `json:"adjustedP"`
 	// Decision is regressed, no-regression (the interval below Margin)
@@ -221,9 +221,9 @@ func (d *Diff) paired(t *Timing) {
 		switch {
 		case m.Decision == paired.Regressed:
 			sev = Regression
-			rule = fmt.Sprintf("paired with the reference in this run: slower by an exact sign-flip test over %d pair(s), Holm-adjusted p = %.3g (family α %.3g), and the %.0f%% interval excludes 1", t.Pairs, m.AdjustedP, t.Alpha, 100*t.Confidence)
+			rule = fmt.Sprintf("paired with the reference in this run: slower by an exact sign-flip test over %d pair(s), adjusted p = %.3g across the metrics (family α %.3g), and the %.0f%% interval excludes 1", t.Pairs, m.AdjustedP, t.Alpha, 100*t.Confidence)
 		case m.Decision == paired.Undecided && m.Ratio >= gates[m.Path]:
-			rule = fmt.Sprintf("paired with the reference in this run: %.2f× is past the %.2f× gate but undecided after %d pair(s) (Holm-adjusted p = %.3g; at least %d pairs can declare a regression, the cap is %d)", m.Ratio, gates[m.Path], t.Pairs, m.AdjustedP, t.MinPairs, t.MaxPairs)
+			rule = fmt.Sprintf("paired with the reference in this run: %.2f× is past the %.2f× gate but undecided after %d pair(s) (adjusted p = %.3g; at least %d pairs can declare a regression, the cap is %d)", m.Ratio, gates[m.Path], t.Pairs, m.AdjustedP, t.MinPairs, t.MaxPairs)
 		default:
 			continue
 		}

@@ -67,8 +67,7 @@ func WithFinalShare(w float64) Option { return func(c *config) { c.finalShare = 
 // regression may be declared before the cap; with none, only the cap can
 // declare one (a single-look test: all of alpha at the cap). Default:
 // every pair count from the first at which an interim look can reject at
-// all (its share of alpha reaches Holm's first step at the smallest
-// p-value) up to the cap minus one.
+// all (its share of alpha reaches the smallest adjusted p-value) up to the cap minus one.
 func WithInterimLooks(pairs ...int) Option {
 	return func(c *config) { c.interim, c.interimSet = slices.Clone(pairs), true }
 }
@@ -99,7 +98,7 @@ func newConfig(opts []Option) (config, error) {
 }
 
 // Look is one planned look: after Pairs pairs, a regression may be
-// declared when its Holm-adjusted p-value is at most Alpha, this look's
+// declared when its adjusted p-value is at most Alpha, this look's
 // share of the verification's alpha.
 type Look struct {
 	Pairs int
@@ -108,8 +107,9 @@ type Look struct {
 
 // Schedule is the planned looks of a verification of metrics metrics under
 // opts, in order; their Alpha add up to the verification's alpha. It
-// depends only on the number of metrics and the options, never on data,
-// which the error bound requires.
+// depends only on the options (the joint test's smallest p-value does not
+// depend on the number of metrics), never on data, which the error bound
+// requires.
 func Schedule(metrics int, opts ...Option) ([]Look, error) {
 	c, err := newConfig(opts)
 	if err != nil {
@@ -118,16 +118,16 @@ func Schedule(metrics int, opts ...Option) ([]Look, error) {
 	if metrics < 1 {
 		return nil, fmt.Errorf("%w: no metrics", ErrInput)
 	}
-	return c.schedule(metrics), nil
+	return c.schedule(), nil
 }
 
-func (c config) schedule(metrics int) []Look {
+func (c config) schedule() []Look {
 	interim := c.interim
 	if !c.interimSet {
 		interim = nil
 		spend := c.alpha * (1 - c.finalShare)
 		for n0 := 1; n0 < c.maxPairs && spend > 0; n0++ {
-			if c.canReject(metrics, n0, spend/float64(c.maxPairs-n0)) {
+			if c.canReject(n0, spend/float64(c.maxPairs-n0)) {
 				for n := n0; n < c.maxPairs; n++ {
 					interim = append(interim, n)
 				}
@@ -147,15 +147,14 @@ func (c config) schedule(metrics int) []Look {
 }
 
 // canReject reports whether a look after n pairs that spends alpha can
-// declare a regression among metrics metrics at all: the smallest p-value
-// (one sign vector of the reference distribution) must pass Holm's first
-// step, and the interval's lower bound must be able to exceed 1.
-func (c config) canReject(metrics, n int, alpha float64) bool {
+// declare a regression at all: the smallest p-value
+// (one sign vector of the reference distribution, whatever the number of
+// metrics under the joint test) must reach it, and the interval's lower
+// bound must be able to exceed 1.
+func (c config) canReject(n int, alpha float64) bool {
 	outOf := reference(n)
-	return atMost(holmFirst(metrics, 1/float64(outOf)), alpha) && tailRank(c.confidence, outOf) >= 1
+	return atMost(1/float64(outOf), alpha) && tailRank(c.confidence, outOf) >= 1
 }
-
-func holmFirst(metrics int, p float64) float64 { return min(1, float64(metrics)*p) }
 
 // atMost compares a p-value with a level, forgiving the last bits of
 // rounding so that MinPairs and Test agree.
@@ -163,25 +162,24 @@ func atMost(p, level float64) bool { return p <= level*(1+1e-12) }
 
 // MinPairs is the smallest number of pairs with which a regression among
 // metrics metrics can be declared at all under opts: the first planned look
-// whose share of alpha the smallest exact p-value (2^-n, or
-// 1/(MonteCarloDraws+1) above ExactPairs) reaches after Holm's first step
-// (times metrics). It is 0 when no look can (the cap is too low for that
-// many metrics and that alpha) or when the options are invalid; a caller
-// must refuse such a verification, which could only ever pass or be
-// undecided. With the defaults it is 11 for 4 metrics and 12 (the cap)
-// for 8 or 12; the package doc has a table.
+// whose share of alpha the smallest adjusted p-value (2^-n, or
+// 1/(MonteCarloDraws+1) above ExactPairs, for any number of metrics)
+// reaches. It is 0 when no look can (the cap is too low for that alpha),
+// when metrics is below 1 or when the options are invalid; a caller must
+// refuse such a verification, which could only ever pass or be undecided.
+// With the defaults (cap 12) it is 9; the package doc has a table.
 func MinPairs(metrics int, opts ...Option) int {
 	c, err := newConfig(opts)
 	if err != nil || metrics < 1 {
 		return 0
 	}
-	return c.minPairs(metrics, c.schedule(metrics))
+	return c.minPairs(c.schedule())
 }
 
 // minPairs is MinPairs on a parsed configuration and its schedule.
-func (c config) minPairs(metrics int, looks []Look) int {
+func (c config) minPairs(looks []Look) int {
 	for _, l := range looks {
-		if c.canReject(metrics, l.Pairs, l.Alpha) {
+		if c.canReject(l.Pairs, l.Alpha) {
 			return l.Pairs
 		}
 	}

@@ -1,11 +1,9 @@
 package paired
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 )
 
@@ -67,8 +65,8 @@ type MetricResult struct {
 	// (the log ratio's centre ≤ 0) by the exact sign-flip test on the
 	// mean log ratio.
 	P float64
-	// AdjustedP is P adjusted by Holm's step-down over the metrics of one
-	// Test call; a regression is declared when it is at most the look's
+	// AdjustedP is P adjusted for the metrics of one Test call by the
+	// joint step-down max-T test (see the package doc); a regression is declared when it is at most the look's
 	// share of alpha (Result.LookAlpha).
 	AdjustedP float64
 	Decision  Decision
@@ -159,7 +157,7 @@ func (r *Result) String() string {
 }
 
 // Test looks at one verification after len(Ref) pairs: every metric's
-// sign-flip p-value and ratio interval, Holm's adjustment across the
+// sign-flip p-value and ratio interval, the joint adjustment across the
 // metrics, and each metric's verdict:
 //
 //   - no-regression when Hi < the metric's margin (Metric.Margin, else
@@ -182,8 +180,8 @@ func Test(metrics []Metric, opts ...Option) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	looks := c.schedule(len(metrics))
-	r := &Result{Pairs: n, Alpha: c.alpha, MinPairs: c.minPairs(len(metrics), looks), MaxPairs: c.maxPairs,
+	looks := c.schedule()
+	r := &Result{Pairs: n, Alpha: c.alpha, MinPairs: c.minPairs(looks), MaxPairs: c.maxPairs,
 		Margin: c.margin, Confidence: c.confidence, Exact: n <= ExactPairs}
 	r.Looks = len(looks)
 	for i, l := range looks {
@@ -191,9 +189,10 @@ func Test(metrics []Metric, opts ...Option) (*Result, error) {
 			r.Look, r.LookAlpha = i+1, l.Alpha
 		}
 	}
-	d := make([]float64, n)
-	ps := make([]float64, len(metrics))
+	ds := make([][]float64, len(metrics))
 	for i, m := range metrics {
+		d := make([]float64, n)
+		ds[i] = d
 		sum, sumRef := 0.0, 0.0
 		for j := range d {
 			lr := math.Log(m.Ref[j])
@@ -203,7 +202,6 @@ func Test(metrics []Metric, opts ...Option) (*Result, error) {
 		}
 		f := signFlip(d, c.confidence)
 		mean := sum / float64(n)
-		ps[i] = float64(f.atLeast) / float64(f.outOf)
 		margin := c.margin
 		if m.Margin > 1 && !math.IsInf(m.Margin, 0) {
 			margin = m.Margin
@@ -212,10 +210,10 @@ func Test(metrics []Metric, opts ...Option) (*Result, error) {
 			Name: m.Name, Unit: m.Unit, Pairs: n, Margin: margin,
 			Ratio: math.Exp(mean), Lo: math.Exp(f.lo), Hi: math.Exp(f.hi),
 			RefMean: math.Exp(sumRef / float64(n)), CandMean: math.Exp((sumRef + sum) / float64(n)),
-			P: ps[i],
+			P: float64(f.atLeast) / float64(f.outOf),
 		})
 	}
-	for i, adj := range Holm(ps) {
+	for i, adj := range stepDownMaxT(ds) {
 		m := &r.Metrics[i]
 		m.AdjustedP = adj
 		switch {
@@ -261,23 +259,4 @@ func check(metrics []Metric, maxPairs int) (int, error) {
 		return 0, fmt.Errorf("%w: %d pairs exceed the cap of %d (WithMaxPairs): the look schedule and its error bound end there", ErrInput, n, maxPairs)
 	}
 	return n, nil
-}
-
-// Holm adjusts p-values by Holm's step-down method: the i-th smallest of m
-// becomes the running maximum of (m−i+1)·p, capped at 1. Rejecting where
-// the adjusted value is at most α keeps the family-wise error at α for any
-// dependence between the p-values. The result is in the input's order.
-func Holm(ps []float64) []float64 {
-	order := make([]int, len(ps))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(ps[a], ps[b]) })
-	adj := make([]float64, len(ps))
-	run := 0.0
-	for rank, i := range order {
-		run = max(run, min(1, float64(len(ps)-rank)*ps[i]))
-		adj[i] = run
-	}
-	return adj
 }

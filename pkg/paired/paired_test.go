@@ -257,27 +257,6 @@ func TestExactUnderTheNull(t *testing.T) {
 	}
 }
 
-// Holm on a known vector: sorted 0.005, 0.01, 0.03, 0.04 times 4, 3, 2, 1
-// are 0.02, 0.03, 0.06, 0.04, and the running maximum makes the last 0.06.
-// No correction, Bonferroni (times 4) or a missing running maximum all
-// differ.
-func TestHolm(t *testing.T) {
-	for _, c := range []struct {
-		in, want []float64
-	}{
-		{[]float64{0.01, 0.04, 0.03, 0.005}, []float64{0.03, 0.06, 0.06, 0.02}},
-		{[]float64{0.4, 0.45}, []float64{0.8, 0.8}},
-		{[]float64{0.6, 0.01}, []float64{0.6, 0.02}},
-		{[]float64{0.6, 0.5, 0.01}, []float64{1, 1, 0.03}},
-		{[]float64{0.02, 0.02, 0.02}, []float64{0.06, 0.06, 0.06}},
-		{[]float64{0.3}, []float64{0.3}},
-	} {
-		if diff := cmp.Diff(c.want, Holm(c.in), cmpopts.EquateApprox(1e-12, 0)); diff != "" {
-			t.Errorf("Holm(%v) (-want +got):\n%s", c.in, diff)
-		}
-	}
-}
-
 func TestSchedule(t *testing.T) {
 	for _, c := range []struct {
 		name    string
@@ -285,15 +264,14 @@ func TestSchedule(t *testing.T) {
 		opts    []Option
 		want    []Look
 	}{
-		// 12 metrics at 1%: an interim look would need 12·2^-n ≤
-		// 0.0025/(12−n), which no n < 12 meets, so the cap gets all.
-		{"defaults, 12 metrics", 12, nil, []Look{{12, 0.01}}},
-		{"defaults, 8 metrics", 8, nil, []Look{{12, 0.01}}},
-		// 4·2^-11 = 0.00195 ≤ 0.0025/1.
-		{"defaults, 4 metrics", 4, nil, []Look{{11, 0.0025}, {12, 0.0075}}},
-		// 2^-10 = 0.00098 ≤ 0.0025/2; 2^-9 = 0.00195 > 0.0025/3.
+		// At 1% the interim looks share 0.0025 and the joint test's
+		// smallest p is 2^-n for any number of metrics: n = 10 is the
+		// first with 2^-n ≤ 0.0025/(12−n) (0.00098 ≤ 0.00125; 2^-9 =
+		// 0.00195 > 0.0025/3). Holm would have needed 12·2^-n.
+		{"defaults, 12 metrics", 12, nil, []Look{{10, 0.00125}, {11, 0.00125}, {12, 0.0075}}},
 		{"defaults, 1 metric", 1, nil, []Look{{10, 0.00125}, {11, 0.00125}, {12, 0.0075}}},
-		{"12 metrics, cap 16", 12, []Option{WithMaxPairs(16)}, []Look{{14, 0.00125}, {15, 0.00125}, {16, 0.0075}}},
+		// 2^-11 = 0.00049 ≤ 0.0025/5; 2^-10 > 0.0025/6.
+		{"12 metrics, cap 16", 12, []Option{WithMaxPairs(16)}, []Look{{11, 0.0005}, {12, 0.0005}, {13, 0.0005}, {14, 0.0005}, {15, 0.0005}, {16, 0.0075}}},
 		{"single look", 4, []Option{WithInterimLooks()}, []Look{{12, 0.01}}},
 		{"explicit looks", 4, []Option{WithInterimLooks(6, 9), WithFinalShare(0.5), WithAlpha(0.02)}, []Look{{6, 0.005}, {9, 0.005}, {12, 0.01}}},
 	} {
@@ -316,14 +294,15 @@ func TestSchedule(t *testing.T) {
 	}
 }
 
-// MinPairs is the package doc's table. The first column is a single look
-// (the fewest pairs any cap must allow): m·2^-n ≤ α, so n = ⌈log2(m/α)⌉.
+// MinPairs is the package doc's table. A single look needs 2^-n ≤ α
+// (7 pairs at 1%) for any number of metrics; the default spending needs
+// more, since the interim looks share a quarter of α.
 func TestMinPairs(t *testing.T) {
 	type row struct{ Single, Cap12, Cap16, Cap20 int }
 	got := map[int]row{}
-	for _, m := range []int{1, 4, 8, 12, 24} {
+	for _, m := range []int{1, 12, 24} {
 		got[m] = row{
-			Single: MinPairs(m, WithInterimLooks(), WithMaxPairs(ceilLog2(float64(m)/0.01))),
+			Single: MinPairs(m, WithInterimLooks(), WithMaxPairs(ceilLog2(1/0.01))),
 			Cap12:  MinPairs(m),
 			Cap16:  MinPairs(m, WithMaxPairs(16)),
 			Cap20:  MinPairs(m, WithMaxPairs(20)),
@@ -331,17 +310,15 @@ func TestMinPairs(t *testing.T) {
 	}
 	want := map[int]row{
 		1:  {7, 10, 11, 12},
-		4:  {9, 11, 13, 14},
-		8:  {10, 12, 14, 15},
-		12: {11, 12, 14, 15},
-		24: {12, 12, 15, 16},
+		12: {7, 10, 11, 12},
+		24: {7, 10, 11, 12},
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("MinPairs (-want +got):\n%s", diff)
 	}
 	// Below the single-look bound nothing can be declared.
-	if n := MinPairs(12, WithMaxPairs(10)); n != 0 {
-		t.Errorf("12 metrics, cap 10: MinPairs %d, want 0 (2^-10·12 > 0.01)", n)
+	if n := MinPairs(12, WithMaxPairs(6)); n != 0 {
+		t.Errorf("cap 6: MinPairs %d, want 0 (2^-6 > 0.01)", n)
 	}
 	// The interval must be able to exclude 1 as well: at 99.9% that
 	// needs 2^n ≥ 2000.
@@ -351,17 +328,27 @@ func TestMinPairs(t *testing.T) {
 	if n := MinPairs(1, WithAlpha(0)); n != 0 {
 		t.Errorf("invalid option: MinPairs %d, want 0", n)
 	}
+	if n := MinPairs(0); n != 0 {
+		t.Errorf("no metrics: MinPairs %d, want 0", n)
+	}
 }
 
 func ceilLog2(x float64) int { return int(math.Ceil(math.Log2(x))) }
 
-// Decisions at a look: Holm across the metrics of the call, the look's
+// Decisions at a look: the joint test across the metrics of the call, the look's
 // share of alpha, the interval's lower bound, and the margin.
 func TestDecisions(t *testing.T) {
 	up := func(name string, n int) Metric { // every pair slower: p = 2^-n
 		d := make([]float64, n)
 		for i := range d {
 			d[i] = 0.3 + 0.01*float64(i)
+		}
+		return fromLogRatios(name, d...)
+	}
+	patterned := func(name string, signs ...int) Metric { // 1% either way, extreme at its own signs
+		d := make([]float64, len(signs))
+		for i, s := range signs {
+			d[i] = 0.01 * float64(s)
 		}
 		return fromLogRatios(name, d...)
 	}
@@ -380,19 +367,21 @@ func TestDecisions(t *testing.T) {
 	}{
 		// One look at 8 pairs, α 1%: 2^-8 = 0.0039.
 		{"one metric", []Metric{up("a", 8)}, []Option{WithMaxPairs(8)}, []Decision{Regressed}},
-		// Holm: 2·0.0039 ≤ 0.01 but 3·0.0039 > 0.01. Without the
-		// adjustment all three would be regressed.
-		{"holm, two", []Metric{up("a", 8), up("b", 8)}, []Option{WithMaxPairs(8)}, []Decision{Regressed, Regressed}},
-		{"holm, three", []Metric{up("a", 8), up("b", 8), up("c", 8)}, []Option{WithMaxPairs(8)}, []Decision{Undecided, Undecided, Undecided}},
-		// The flat metric counts in Holm's m although it is cleared.
-		{"holm, two and flat", []Metric{up("a", 8), flat("f", 8), up("b", 8)}, []Option{WithMaxPairs(8)},
-			[]Decision{Undecided, NoRegression, Undecided}},
+		// The joint test: metrics that move together pay nothing for
+		// their number (Holm would need 3·0.0039 ≤ 0.01 and fail);
+		// nulls with their own sign patterns each add the sign vector
+		// that makes them extreme: p = 4/256 > 0.01, where the slower
+		// metric alone (no adjustment) would be regressed.
+		{"joint, three together", []Metric{up("a", 8), up("b", 8), up("c", 8)}, []Option{WithMaxPairs(8)}, []Decision{Regressed, Regressed, Regressed}},
+		{"joint, three nulls", []Metric{up("a", 8), patterned("f", 1, -1, 1, -1, 1, -1, 1, -1), patterned("g", 1, 1, -1, -1, 1, 1, -1, -1),
+			patterned("h", -1, -1, -1, -1, 1, 1, 1, 1)}, []Option{WithMaxPairs(8)}, []Decision{Undecided, NoRegression, NoRegression, NoRegression}},
+		{"joint, one null", []Metric{up("a", 8), patterned("f", 1, -1, 1, -1, 1, -1, 1, -1)}, []Option{WithMaxPairs(8)}, []Decision{Regressed, NoRegression}},
 		// The look's share: an interim look at 8 of cap 9 with half
-		// of α gets 0.005: one metric passes, two (0.0078) do not,
-		// although 0.0078 ≤ α.
+		// of α gets 0.005: one metric passes; with one null beside it
+		// (p = 2/256 = 0.0078) it does not, although 0.0078 ≤ α.
 		{"look share, one", []Metric{up("a", 8)}, []Option{WithMaxPairs(9), WithInterimLooks(8), WithFinalShare(0.5)}, []Decision{Regressed}},
-		{"look share, two", []Metric{up("a", 8), up("b", 8)}, []Option{WithMaxPairs(9), WithInterimLooks(8), WithFinalShare(0.5)},
-			[]Decision{Undecided, Undecided}},
+		{"look share, with a null", []Metric{up("a", 8), patterned("f", 1, -1, 1, -1, 1, -1, 1, -1)}, []Option{WithMaxPairs(9), WithInterimLooks(8), WithFinalShare(0.5)},
+			[]Decision{Undecided, NoRegression}},
 		// Not a planned look: nothing is declared regressed, neither
 		// before the only look nor between two looks.
 		{"not a look", []Metric{up("a", 10)}, []Option{WithInterimLooks()}, []Decision{Undecided}},

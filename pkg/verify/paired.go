@@ -82,7 +82,7 @@ func CheckPairable(s *scenario.Scenario, maxPairs int) error {
 	if paired.MinPairs(PairedMetrics(), j.pairedOptions(s)...) > 0 {
 		return nil
 	}
-	return fmt.Errorf("%s: a paired verification with at most %d pairs and falseAlarm %g can never declare a regression among %d metrics (the smallest p-value of n pairs is 2^-n): raise --max-pairs or the scenario's baseline.falseAlarm",
+	return fmt.Errorf("%s: a paired verification with at most %d pairs and falseAlarm %g can never declare a regression (the smallest p-value of n pairs is 2^-n, for the whole family of %d metrics): raise --max-pairs or the scenario's baseline.falseAlarm",
 		s.Path, cmp.Or(maxPairs, DefaultMaxPairs), cmp.Or(s.Spec.Baseline.FalseAlarm, diff.DefaultFalseAlarm), PairedMetrics())
 }
 
