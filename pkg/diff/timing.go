@@ -35,6 +35,9 @@ type Timing struct {
 	// Reason says why this method: for Recorded, why no reference arm
 	// could run; for Unchanged, what was found equal.
 	Reason string `json:"reason"`
+	// Replayed says the reference arm applied the baseline's recorded
+	// inputs, not the scenario's (Paired, when the scenario changed).
+	Replayed bool `json:"replayed,omitempty"`
 	// Reference and Candidate name the arms' Karpenter builds (Paired).
 	Reference string `json:"reference,omitempty"`
 	Candidate string `json:"candidate,omitempty"`

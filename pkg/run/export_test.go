@@ -15,4 +15,9 @@ func InputsOf(s *scenario.Scenario, objs *Objects, cat *catalog.Catalog) (*input
 	return (&Runner{}).inputsOf(s, objs, cat)
 }
 
+// inputsOf records what a run of s applies with the runner's Karpenter.
+func (r *Runner) inputsOf(s *scenario.Scenario, objs *Objects, cat *catalog.Catalog) (*inputs.Inputs, error) {
+	return recordInputs(objs, objs.Namespace.Name, r.karpenter, inputs.Catalog{Name: s.Spec.Catalog, Digest: cat.Digest}, s.Spec.Karpenter.Env())
+}
+
 func WorkloadFacts(f *attribute.Facts, objs *Objects, cat *fit.Catalog) { workloadFacts(f, objs, cat) }

@@ -3,13 +3,14 @@ package run
 import (
 	"context"
 	"fmt"
+	"maps"
+	"strings"
 	"time"
 
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/nodeprint/nodeprint/pkg/attribute"
-	"github.com/nodeprint/nodeprint/pkg/catalog"
 	"github.com/nodeprint/nodeprint/pkg/cluster"
 	"github.com/nodeprint/nodeprint/pkg/facts"
 	"github.com/nodeprint/nodeprint/pkg/faults"
@@ -73,9 +74,9 @@ func BindFault(s *scenario.Scenario, objs *Objects, cat *fit.Catalog, c client.C
 	return inj, nil
 }
 
-// inputsOf records what a run applies, with the run's id taken out.
-func (r *Runner) inputsOf(s *scenario.Scenario, objs *Objects, cat *catalog.Catalog) (*inputs.Inputs, error) {
-	id := objs.Namespace.Name
+// recordInputs records what run id applies: its objects, the catalog and
+// Karpenter k with the run's settings.
+func recordInputs(objs *Objects, id string, k inputs.Karpenter, cat inputs.Catalog, settings map[string]string) (*inputs.Inputs, error) {
 	np, err := inputs.Object(objs.NodePool.Spec, id, observe.RunLabel)
 	if err != nil {
 		return nil, err
@@ -84,9 +85,8 @@ func (r *Runner) inputsOf(s *scenario.Scenario, objs *Objects, cat *catalog.Cata
 	if err != nil {
 		return nil, err
 	}
-	in := &inputs.Inputs{NodePool: np, NodeClass: nc, Workloads: map[string]inputs.Workload{},
-		Catalog: inputs.Catalog{Name: s.Spec.Catalog, Digest: cat.Digest}, Karpenter: r.karpenter}
-	for i, other := range objs.OtherNodePools {
+	in := &inputs.Inputs{NodePool: np, NodeClass: nc, Workloads: map[string]inputs.Workload{}, Catalog: cat, Karpenter: k}
+	for _, other := range objs.OtherNodePools {
 		spec, err := inputs.Object(other.Spec, id, observe.RunLabel)
 		if err != nil {
 			return nil, err
@@ -94,10 +94,10 @@ func (r *Runner) inputsOf(s *scenario.Scenario, objs *Objects, cat *catalog.Cata
 		if in.OtherNodePools == nil {
 			in.OtherNodePools = map[string]map[string]any{}
 		}
-		in.OtherNodePools[s.OtherNodePools[i].Name] = spec
+		in.OtherNodePools[strings.TrimPrefix(other.Name, id+"-")] = spec
 	}
-	if env := s.Spec.Karpenter.Env(); len(env) > 0 {
-		in.Karpenter.Settings = env
+	if len(settings) > 0 {
+		in.Karpenter.Settings = maps.Clone(settings)
 	}
 	for _, d := range objs.Deployments {
 		tpl, err := inputs.Object(d.Spec.Template, id, observe.RunLabel)

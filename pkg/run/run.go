@@ -167,7 +167,7 @@ func NewID(s *scenario.Scenario) string { return s.Metadata.Name + "-" + rand.St
 // removes what it created, also when it fails or ctx is cancelled. The
 // options act at moments of the run (OnInject, WhileFaulted, WhileClean).
 func (r *Runner) Run(ctx context.Context, s *scenario.Scenario, opts ...FaultOption) (res *Result, err error) {
-	return r.run(ctx, s, hooksOf(opts))
+	return r.run(ctx, s, hooksOf(opts), nil)
 }
 
 // hooks let the caller act at moments of a run: before a fault is
@@ -190,8 +190,11 @@ func hooksOf(opts []FaultOption) hooks {
 // attempt is one run's state as it goes through its steps; undo holds
 // what each step did that must be undone, last first.
 type attempt struct {
-	s      *scenario.Scenario
-	h      hooks
+	s *scenario.Scenario
+	h hooks
+	// replay, when set, is what the run applies in place of s's objects
+	// and Karpenter settings (Replay).
+	replay *inputs.Inputs
 	id     string
 	objs   *Objects
 	cat    *catalog.Catalog
@@ -222,8 +225,8 @@ type attempt struct {
 // undone last first whether the run succeeds, fails or is cancelled:
 // the fault is restored, then the run's objects are removed, then the
 // observer stops (cleanup waits on its informers).
-func (r *Runner) run(ctx context.Context, s *scenario.Scenario, h hooks) (res *Result, err error) {
-	a := &attempt{s: s, h: h, id: NewID(s)}
+func (r *Runner) run(ctx context.Context, s *scenario.Scenario, h hooks, replay *inputs.Inputs) (res *Result, err error) {
+	a := &attempt{s: s, h: h, replay: replay, id: NewID(s)}
 	// Held until cleanup is done (this defer runs after the rollback's).
 	release, err := r.tenancy.Hold(a.id)
 	if err != nil {
@@ -273,18 +276,53 @@ func (r *Runner) prepare(ctx context.Context, a *attempt) (err error) {
 	if err := r.useBuild(ctx); err != nil {
 		return err
 	}
-	if sw, ok := r.cluster.(cluster.KarpenterSwitcher); ok {
-		if err := sw.UseKarpenter(ctx, s.CatalogPath, s.Spec.Karpenter.Env()); err != nil {
-			return fmt.Errorf("failed to run Karpenter with catalog %s and the scenario's settings: %w", s.Spec.Catalog, err)
-		}
+	if err := r.useSettings(ctx, a); err != nil {
+		return err
 	}
-	if a.objs, err = Build(s, a.id); err != nil {
+	if a.replay != nil {
+		if a.cat.Digest != a.replay.Catalog.Digest {
+			return fmt.Errorf("%w: they were recorded with catalog sha256 %s, %s is sha256 %s", ErrReplay, short(a.replay.Catalog.Digest), s.CatalogPath, short(a.cat.Digest))
+		}
+		a.objs, err = BuildFrom(a.replay, s, a.id)
+	} else {
+		a.objs, err = Build(s, a.id)
+	}
+	if err != nil {
 		return err
 	}
 	if err := r.checkEnvironment(ctx, a.id); err != nil {
 		return err
 	}
 	a.since = time.Now()
+	return nil
+}
+
+// settings are the Karpenter settings the run applies: the recorded ones
+// of a replay, else the scenario's.
+func (a *attempt) settings() map[string]string {
+	if a.replay == nil {
+		return a.s.Spec.Karpenter.Env()
+	}
+	if a.replay.Karpenter.Settings == nil {
+		return map[string]string{}
+	}
+	return a.replay.Karpenter.Settings
+}
+
+// useSettings runs Karpenter with the scenario's catalog and the run's
+// settings, where the provider can switch them.
+func (r *Runner) useSettings(ctx context.Context, a *attempt) error {
+	sw, ok := r.cluster.(cluster.KarpenterSwitcher)
+	if !ok {
+		return nil
+	}
+	whose := "the scenario's"
+	if a.replay != nil {
+		whose = "the recorded"
+	}
+	if err := sw.UseKarpenter(ctx, a.s.CatalogPath, a.settings()); err != nil {
+		return fmt.Errorf("failed to run Karpenter with catalog %s and %s settings: %w", a.s.Spec.Catalog, whose, err)
+	}
 	return nil
 }
 
@@ -371,7 +409,8 @@ func (r *Runner) inject(_ context.Context, a *attempt) (err error) {
 func (r *Runner) apply(ctx context.Context, a *attempt) (err error) {
 	// What is applied, after the injection: a policy fault edits the
 	// run's NodePool before it is created.
-	if a.in, err = r.inputsOf(a.s, a.objs, a.cat); err != nil {
+	cat := inputs.Catalog{Name: a.s.Spec.Catalog, Digest: a.cat.Digest}
+	if a.in, err = recordInputs(a.objs, a.id, r.karpenter, cat, a.settings()); err != nil {
 		return err
 	}
 	// Read after the injection: a fault may have restarted Karpenter.

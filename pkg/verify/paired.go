@@ -87,49 +87,113 @@ func CheckPairable(s *scenario.Scenario, maxPairs int) error {
 }
 
 // timingPlan decides, before any run, how s's machine-dependent metrics
-// are judged against b: Paired when a reference arm of the baseline's
-// build is here and the candidate is another build; Unchanged when the
-// candidate is the baseline's build on the baseline's Kubernetes (the
-// inputs are checked after the first run); else Recorded, with why.
-func (j *Judge) timingPlan(b *fingerprint.Baseline) *diff.Timing {
+// are judged against b, and with which reference arm when paired: the
+// arm of the baseline's build, replaying the baseline's recorded inputs
+// when the scenario's differ from them (see TimingPlan).
+func (j *Judge) timingPlan(s *scenario.Scenario, b *fingerprint.Baseline) (*diff.Timing, Arm, error) {
 	if j.forcePaired {
-		return &diff.Timing{Method: diff.Paired}
+		return &diff.Timing{Method: diff.Paired}, j.reference, nil
+	}
+	now, err := run.ScenarioInputs(s, j.cand().Karpenter())
+	if err != nil {
+		return nil, nil, err
 	}
 	var ref *inputs.Karpenter
 	if j.reference != nil {
 		k := j.reference.Karpenter()
 		ref = &k
 	}
-	return TimingPlan(b, j.cand().Karpenter(), ref, j.kubernetes)
+	var replayable error
+	if b.Inputs != nil {
+		replayable = run.CheckReplayable(b.Inputs, s)
+	}
+	t := TimingPlan(b, now, ref, j.kubernetes, replayable)
+	if t.Method != diff.Paired {
+		return t, nil, nil
+	}
+	arm := j.reference
+	if arm == nil || arm.Karpenter().Binary != b.Inputs.Karpenter.Binary {
+		arm = j.cand() // the candidate runs the baseline's build
+	}
+	if !t.Replayed {
+		return t, arm, nil
+	}
+	rp, ok := arm.(interface{ Replaying(*inputs.Inputs) *run.Replay })
+	if !ok {
+		return nil, nil, fmt.Errorf("%s: the reference arm of build %s cannot replay recorded inputs", s.Path, build(arm.Karpenter()))
+	}
+	return t, rp.Replaying(b.Inputs), nil
 }
 
 // TimingPlan is timingPlan's decision from what it reads: the baseline,
-// the candidate's Karpenter, the reference arm's (nil: none) and the
-// cluster's Kubernetes version ("": unknown).
-func TimingPlan(b *fingerprint.Baseline, cand inputs.Karpenter, ref *inputs.Karpenter, kubernetes string) *diff.Timing {
-	recorded := func(format string, args ...any) *diff.Timing {
-		return &diff.Timing{Method: diff.Recorded, Reason: fmt.Sprintf(format, args...)}
-	}
+// the inputs a run of the scenario as it is now records (with the
+// candidate's Karpenter), the reference arm's Karpenter (nil: none), the
+// cluster's Kubernetes version ("": unknown) and whether the baseline's
+// recorded inputs can be replayed here (nil: they can).
+//
+//   - Paired when an arm of the baseline's build is here and something
+//     differs: the build (another candidate build) or the scenario's
+//     inputs, whose recorded version the reference arm then replays.
+//   - Unchanged when nothing recorded differs.
+//   - Recorded, with why, when no reference arm can run.
+func TimingPlan(b *fingerprint.Baseline, now *inputs.Inputs, ref *inputs.Karpenter, kubernetes string, replayable error) *diff.Timing {
 	if b.Inputs == nil {
 		return recorded("the baseline records no inputs (schema 1), so no run here can be said to repeat it; re-record it")
 	}
-	rec := b.Inputs.Karpenter
+	rec, cand := b.Inputs.Karpenter, now.Karpenter
+	changed := scenarioChanges(b.Inputs, now)
 	if ref != nil && ref.Binary != cand.Binary {
 		if ref.Binary != rec.Binary {
 			return recorded("the baseline was recorded with Karpenter %s, the reference build here is %s: the baseline's build is not here to run as the reference arm", build(rec), build(*ref))
 		}
-		return &diff.Timing{Method: diff.Paired}
+		return pairedFor(changed, replayable, true)
 	}
 	switch {
 	case cand.Binary == "":
 		return recorded("Karpenter runs outside nodeprint here (its binary cannot be read), so no reference arm can run beside it")
 	case cand.Binary != rec.Binary:
 		return recorded("the baseline was recorded with Karpenter %s and this run uses %s; the recorded build is not here to run as a reference arm (give the new build with --karpenter-binary to pair it with the pinned one)", build(rec), build(cand))
+	case len(changed) > 0:
+		return pairedFor(changed, replayable, false)
 	case kubernetes != "" && b.Provenance.Kubernetes != "" && kubernetes != b.Provenance.Kubernetes:
 		return recorded("the baseline was recorded on Kubernetes %s and this cluster runs %s; replaying it on the recorded Kubernetes is not built", b.Provenance.Kubernetes, kubernetes)
 	}
 	return &diff.Timing{Method: diff.Unchanged,
 		Reason: fmt.Sprintf("nothing recorded differs (inputs, Karpenter %s and its settings, Kubernetes): a reference arm would be this run twice, so a timing difference would be the machine's or the harness's, not a regression; the machine-independent checks decide", build(cand))}
+}
+
+func recorded(format string, args ...any) *diff.Timing {
+	return &diff.Timing{Method: diff.Recorded, Reason: fmt.Sprintf(format, args...)}
+}
+
+// pairedFor is the plan when an arm of the baseline's build is here and
+// the scenario's inputs differ from the recorded ones by changed (beyond
+// the build); otherBuild says whether the candidate is another build.
+func pairedFor(changed []inputs.Change, replayable error, otherBuild bool) *diff.Timing {
+	switch {
+	case len(changed) == 0:
+		return &diff.Timing{Method: diff.Paired, Reason: "the reference arm runs the baseline's build on the baseline's inputs"}
+	case replayable == nil:
+		return &diff.Timing{Method: diff.Paired, Replayed: true, Reason: fmt.Sprintf(
+			"the scenario's inputs changed since the baseline (%s): the reference arm replays the baseline's recorded inputs on its build", inputs.Summary(changed, 3))}
+	case otherBuild:
+		return &diff.Timing{Method: diff.Paired, Reason: fmt.Sprintf(
+			"the scenario's inputs changed since the baseline (%s) and the recorded ones cannot be replayed (%v): the reference arm runs the scenario as it is now on the baseline's build, so the pairs measure the build alone, and the input change is judged by the machine-independent checks and the change rules", inputs.Summary(changed, 3), replayable)}
+	}
+	return recorded("the scenario's inputs changed since the baseline (%s) and the recorded ones cannot be replayed here (%v), so latencies and Karpenter's usage are compared with the recorded runs (another session's numbers)", inputs.Summary(changed, 3), replayable)
+}
+
+// scenarioChanges are the changes from the recorded inputs to now's
+// beyond the Karpenter build (its version and binary), which the arms
+// cover: what a replay has to put back.
+func scenarioChanges(was, now *inputs.Inputs) []inputs.Change {
+	var out []inputs.Change
+	for _, c := range inputs.Diff(was, now) {
+		if c.Path != "karpenter.version" && c.Path != "karpenter.binary" {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // build names a Karpenter build: "v1.14.1 (sha256 5c331774cafe)".
@@ -145,15 +209,14 @@ func build(k inputs.Karpenter) string {
 }
 
 // unchangedInputs turns an Unchanged plan into Recorded when the run's
-// inputs differ from the baseline's: the recorded inputs would have to be
-// replayed as the reference arm, which is not built.
+// inputs differ from the baseline's although the scenario's, computed
+// before the run, did not: then the run is not the baseline's repeat.
 func unchangedInputs(t *diff.Timing, b *fingerprint.Baseline, res *run.Result) *diff.Timing {
 	d := inputs.Diff(b.Inputs, res.Inputs)
 	if t.Method != diff.Unchanged || len(d) == 0 {
 		return t
 	}
-	return &diff.Timing{Method: diff.Recorded, Reason: fmt.Sprintf(
-		"the scenario's inputs changed since the baseline (%s); replaying the baseline's recorded inputs as a reference arm is not built yet, so latencies and Karpenter's usage are compared with the recorded runs (another session's numbers)", inputs.Summary(d, 3))}
+	return recorded("the run applied other inputs than the baseline's (%s), which the scenario's did not before the run, so latencies and Karpenter's usage are compared with the recorded runs (another session's numbers)", inputs.Summary(d, 3))
 }
 
 // arms is a paired verification's runs so far: refs[i] and cands[i] are
@@ -176,10 +239,10 @@ func ReferenceFirst(block int) bool { return block%2 == 0 }
 
 // pair runs one block, in ReferenceFirst's order, and checks that each
 // arm repeats its first run's inputs.
-func (j *Judge) pair(ctx context.Context, s *scenario.Scenario, a *arms) error {
+func (j *Judge) pair(ctx context.Context, s *scenario.Scenario, refArm Arm, a *arms) error {
 	var ref, cand *run.Result
 	steps := []func() error{
-		func() (err error) { ref, err = j.reference.Run(ctx, s); return err },
+		func() (err error) { ref, err = refArm.Run(ctx, s); return err },
 		func() (err error) { cand, err = j.cand().Run(ctx, s); return err },
 	}
 	if !ReferenceFirst(len(a.refs)) {
@@ -213,12 +276,18 @@ func firstOr(rs []*run.Result, r *run.Result) *run.Result {
 // cap is reached, a metric regresses, or the first candidate run already
 // regresses on what does not depend on the machine (more pairs cannot
 // undo that). It returns the arms and the timing judgement.
-func (j *Judge) pairedRuns(ctx context.Context, s *scenario.Scenario, b *fingerprint.Baseline) (*arms, *diff.Timing, error) {
+func (j *Judge) pairedRuns(ctx context.Context, s *scenario.Scenario, b *fingerprint.Baseline, plan *diff.Timing, refArm Arm) (*arms, *diff.Timing, error) {
 	a := &arms{}
 	opts := j.pairedOptions(s)
-	ref, cand := build(j.reference.Karpenter()), build(j.cand().Karpenter())
+	ref, cand := build(refArm.Karpenter()), build(j.cand().Karpenter())
+	if plan.Replayed {
+		ref = "the baseline's recorded inputs on " + ref
+	}
 	for {
-		if err := j.pair(ctx, s, a); err != nil {
+		if err := j.pair(ctx, s, refArm, a); err != nil {
+			return nil, nil, err
+		}
+		if err := faithful(plan, b, a); err != nil {
 			return nil, nil, err
 		}
 		refs, cands := a.fingerprints()
@@ -231,6 +300,10 @@ func (j *Judge) pairedRuns(ctx context.Context, s *scenario.Scenario, b *fingerp
 			return nil, nil, err
 		}
 		t := diff.PairedTiming(res, ref, cand, excluded)
+		t.Replayed = plan.Replayed
+		if plan.Reason != "" {
+			t.Reason = plan.Reason + "; " + t.Reason
+		}
 		if len(a.refs) == 1 && diff.CompareStatic(b, diff.RulesFor(s), cands[0]).Regressed() {
 			t.Stopped = "stopped after 1 pair: the candidate's selection or outcomes regressed already, which more pairs cannot undo"
 			return a, t, nil
@@ -243,6 +316,19 @@ func (j *Judge) pairedRuns(ctx context.Context, s *scenario.Scenario, b *fingerp
 			return a, t, nil
 		}
 	}
+}
+
+// faithful checks a replay: the reference arm's first run must record
+// the baseline's inputs (its build's own), or the pairs would compare the
+// candidate with something the baseline never ran.
+func faithful(plan *diff.Timing, b *fingerprint.Baseline, a *arms) error {
+	if !plan.Replayed || len(a.refs) != 1 {
+		return nil
+	}
+	if d := inputs.Diff(b.Inputs, a.refs[0].Inputs); len(d) > 0 {
+		return fmt.Errorf("run %s replayed the baseline's recorded inputs but recorded others (%s): the replay is not faithful, and the pairs would not measure the change; please report this with the baseline", a.refs[0].ID, inputs.Summary(d, 3))
+	}
+	return nil
 }
 
 func progressOf(r *paired.Result) string {

@@ -18,30 +18,48 @@ func TestTimingPlan(t *testing.T) {
 	pinned := inputs.Karpenter{Version: "v1.14.1", Binary: "5c331774cafe0000"}
 	mutant := inputs.Karpenter{Version: "v1.14.1", Binary: "0123456789ab0000"}
 	older := inputs.Karpenter{Version: "v1.13.2", Binary: "feedfacefeed0000"}
+	limits := map[string]any{"limits": map[string]any{"cpu": "4"}}
 	recorded := func(k inputs.Karpenter, kube string) *fingerprint.Baseline {
 		return &fingerprint.Baseline{Inputs: &inputs.Inputs{Karpenter: k}, Provenance: fingerprint.Provenance{Kubernetes: kube}}
 	}
+	now := func(k inputs.Karpenter, nodePool map[string]any) *inputs.Inputs {
+		return &inputs.Inputs{Karpenter: k, NodePool: nodePool}
+	}
+	settings := pinned
+	settings.Settings = map[string]string{"BATCH_MAX_DURATION": "30s"}
+	gone := fmt.Errorf("%w: catalog gone", run.ErrReplay)
 	for _, c := range []struct {
 		name       string
 		b          *fingerprint.Baseline
-		cand       inputs.Karpenter
+		now        *inputs.Inputs
 		ref        *inputs.Karpenter
 		kubernetes string
+		replayable error
 		want       diff.TimingMethod
+		replayed   bool
 		reason     string
 	}{
-		{"another build against the baseline's: paired", recorded(pinned, "v1.36.0"), mutant, &pinned, "v1.36.0", diff.Paired, ""},
-		{"the same build under two names: nothing differs", recorded(pinned, "v1.36.0"), pinned, &pinned, "v1.36.0", diff.Unchanged, "nothing recorded differs"},
-		{"no reference, the baseline's build", recorded(pinned, "v1.36.0"), pinned, nil, "v1.36.0", diff.Unchanged, "the machine-independent checks decide"},
-		{"the reference is not the baseline's build", recorded(older, "v1.36.0"), mutant, &pinned, "v1.36.0", diff.Recorded, "the baseline's build is not here"},
-		{"no reference, another build than the baseline's", recorded(older, "v1.36.0"), pinned, nil, "v1.36.0", diff.Recorded, "not here to run as a reference arm"},
-		{"another Kubernetes", recorded(pinned, "v1.35.0"), pinned, nil, "v1.36.0", diff.Recorded, "recorded on Kubernetes v1.35.0"},
-		{"Karpenter outside nodeprint", recorded(inputs.Karpenter{Version: "v1.14.1"}, ""), inputs.Karpenter{Version: "v1.14.1"}, nil, "", diff.Recorded, "runs outside nodeprint"},
-		{"a schema-1 baseline", &fingerprint.Baseline{}, pinned, &pinned, "", diff.Recorded, "records no inputs"},
+		{"another build against the baseline's: paired", recorded(pinned, "v1.36.0"), now(mutant, nil), &pinned, "v1.36.0", nil, diff.Paired, false, "baseline's build on the baseline's inputs"},
+		{"the same build under two names: nothing differs", recorded(pinned, "v1.36.0"), now(pinned, nil), &pinned, "v1.36.0", nil, diff.Unchanged, false, "nothing recorded differs"},
+		{"no reference, the baseline's build", recorded(pinned, "v1.36.0"), now(pinned, nil), nil, "v1.36.0", nil, diff.Unchanged, false, "the machine-independent checks decide"},
+		{"the reference is not the baseline's build", recorded(older, "v1.36.0"), now(mutant, nil), &pinned, "v1.36.0", nil, diff.Recorded, false, "the baseline's build is not here"},
+		{"no reference, another build than the baseline's", recorded(older, "v1.36.0"), now(pinned, nil), nil, "v1.36.0", nil, diff.Recorded, false, "not here to run as a reference arm"},
+		{"another Kubernetes", recorded(pinned, "v1.35.0"), now(pinned, nil), nil, "v1.36.0", nil, diff.Recorded, false, "recorded on Kubernetes v1.35.0"},
+		{"Karpenter outside nodeprint", recorded(inputs.Karpenter{Version: "v1.14.1"}, ""), now(inputs.Karpenter{Version: "v1.14.1"}, nil), nil, "", nil, diff.Recorded, false, "runs outside nodeprint"},
+		{"a schema-1 baseline", &fingerprint.Baseline{}, now(pinned, nil), &pinned, "", nil, diff.Recorded, false, "records no inputs"},
+		// The scenario changed since the baseline: the reference arm
+		// replays the recorded inputs, on this cluster, whatever its
+		// Kubernetes.
+		{"a NodePool edit: replayed", recorded(pinned, "v1.36.0"), now(pinned, limits), nil, "v1.36.0", nil, diff.Paired, true, "replays the baseline's recorded inputs"},
+		{"settings changed: replayed", recorded(pinned, "v1.36.0"), now(settings, nil), nil, "v1.36.0", nil, diff.Paired, true, "karpenter.settings.BATCH_MAX_DURATION"},
+		{"an edit on another Kubernetes: replayed", recorded(pinned, "v1.35.0"), now(pinned, limits), nil, "v1.36.0", nil, diff.Paired, true, "replays"},
+		{"an edit and another build: replayed", recorded(pinned, "v1.36.0"), now(mutant, limits), &pinned, "v1.36.0", nil, diff.Paired, true, "replays"},
+		{"an edit that cannot be replayed", recorded(pinned, "v1.36.0"), now(pinned, limits), nil, "v1.36.0", gone, diff.Recorded, false, "catalog gone"},
+		{"an edit that cannot be replayed, another build", recorded(pinned, "v1.36.0"), now(mutant, limits), &pinned, "v1.36.0", gone, diff.Paired, false, "the pairs measure the build alone"},
 	} {
-		got := TimingPlan(c.b, c.cand, c.ref, c.kubernetes)
-		if got.Method != c.want || !strings.Contains(got.Reason, c.reason) {
-			t.Errorf("%s: %s (%q), want %s with %q", c.name, got.Method, got.Reason, c.want, c.reason)
+		got := TimingPlan(c.b, c.now, c.ref, c.kubernetes, c.replayable)
+		if got.Method != c.want || got.Replayed != c.replayed || !strings.Contains(got.Reason, c.reason) {
+			t.Errorf("%s: %s replayed=%v (%q), want %s replayed=%v with %q", c.name, got.Method, got.Replayed, got.Reason, c.want, c.replayed, c.reason)
 		}
 	}
 }
@@ -130,7 +148,7 @@ func pairedJudge(t *testing.T, candFactor float64, candTypes map[string]int) (*J
 func TestPairedRunsInterleaveUntilDecided(t *testing.T) {
 	s := load(t, "web-service")
 	j, log, b := pairedJudge(t, 1.5, nil)
-	a, tm, err := j.pairedRuns(context.Background(), s, b)
+	a, tm, err := j.pairedRuns(context.Background(), s, b, &diff.Timing{Method: diff.Paired}, j.reference)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +170,7 @@ func TestPairedRunsInterleaveUntilDecided(t *testing.T) {
 func TestEqualArmsStopAtTheCapOrNoRegression(t *testing.T) {
 	s := load(t, "web-service")
 	j, _, b := pairedJudge(t, 1, nil)
-	_, tm, err := j.pairedRuns(context.Background(), s, b)
+	_, tm, err := j.pairedRuns(context.Background(), s, b, &diff.Timing{Method: diff.Paired}, j.reference)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,11 +187,29 @@ func TestEqualArmsStopAtTheCapOrNoRegression(t *testing.T) {
 func TestAStaticRegressionStopsThePairing(t *testing.T) {
 	s := load(t, "web-service")
 	j, log, b := pairedJudge(t, 1, map[string]int{"c-32x-amd64-linux/on-demand": 1})
-	_, tm, err := j.pairedRuns(context.Background(), s, b)
+	_, tm, err := j.pairedRuns(context.Background(), s, b, &diff.Timing{Method: diff.Paired}, j.reference)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(*log) != 2 || !strings.Contains(tm.Stopped, "stopped after 1 pair") {
 		t.Errorf("%d runs, stopped %q; want one pair and the reason", len(*log), tm.Stopped)
+	}
+}
+
+// A replay whose run records other inputs than the baseline's is an
+// error, not a measurement: the pairs would compare the candidate with
+// something the baseline never ran.
+func TestAnUnfaithfulReplayIsAnError(t *testing.T) {
+	s := load(t, "web-service")
+	j, _, b := pairedJudge(t, 1, nil)
+	b.Inputs = &inputs.Inputs{NodePool: map[string]any{"limits": map[string]any{"cpu": "4"}}}
+	plan := &diff.Timing{Method: diff.Paired, Replayed: true}
+	_, _, err := j.pairedRuns(context.Background(), s, b, plan, j.reference)
+	if err == nil || !strings.Contains(err.Error(), "not faithful") || !strings.Contains(err.Error(), "nodePool.limits.cpu") {
+		t.Errorf("an unfaithful replay: %v, want an error naming the difference", err)
+	}
+	b.Inputs = &inputs.Inputs{}
+	if _, tm, err := j.pairedRuns(context.Background(), s, b, plan, j.reference); err != nil || !tm.Replayed {
+		t.Errorf("a faithful replay: %v, replayed %v", err, tm != nil && tm.Replayed)
 	}
 }

@@ -108,12 +108,18 @@ func (j *Judge) plainEntry(ctx context.Context, s *scenario.Scenario, b *fingerp
 		err := fmt.Errorf("%s has no fault and no baseline to compare with (record one with `nodeprint record %s`)", s.Path, s.Path)
 		return &Outcome{Entry: ReportError(s, err)}, err
 	}
-	t := j.timingPlan(b)
-	judge := j.unpaired
-	if t.Method == diff.Paired {
-		judge = j.paired
+	t, ref, err := j.timingPlan(s, b)
+	if err != nil {
+		return &Outcome{Entry: ReportError(s, err)}, err
 	}
-	res, d, ids, err := judge(ctx, s, b, t)
+	var res *run.Result
+	var d *diff.Diff
+	var ids []string
+	if t.Method == diff.Paired {
+		res, d, ids, err = j.paired(ctx, s, b, t, ref)
+	} else {
+		res, d, ids, err = j.unpaired(ctx, s, b, t)
+	}
 	if err != nil {
 		return &Outcome{Entry: ReportError(s, err)}, err
 	}
@@ -157,11 +163,11 @@ func (j *Judge) unpaired(ctx context.Context, s *scenario.Scenario, b *fingerpri
 	return res, d, ids, nil
 }
 
-// paired runs the reference and the candidate interleaved (pairedRuns)
-// and attributes the candidate's first run; every run's id is listed,
+// paired runs the reference ref and the candidate interleaved
+// (pairedRuns) as plan says, and attributes the candidate's first run; every run's id is listed,
 // the candidate's first.
-func (j *Judge) paired(ctx context.Context, s *scenario.Scenario, b *fingerprint.Baseline, _ *diff.Timing) (*run.Result, *diff.Diff, []string, error) {
-	a, t, err := j.pairedRuns(ctx, s, b)
+func (j *Judge) paired(ctx context.Context, s *scenario.Scenario, b *fingerprint.Baseline, plan *diff.Timing, ref Arm) (*run.Result, *diff.Diff, []string, error) {
+	a, t, err := j.pairedRuns(ctx, s, b, plan, ref)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -170,9 +176,6 @@ func (j *Judge) paired(ctx context.Context, s *scenario.Scenario, b *fingerprint
 		ids = append(ids, r.ID)
 	}
 	res := a.cands[0]
-	if d := inputs.Diff(b.Inputs, a.refs[0].Inputs); len(d) > 0 && t.Method == diff.Paired {
-		t.Reason += fmt.Sprintf("; the reference arm ran the scenario as it is now, whose inputs differ from the baseline's (%s): the pairs measure the build alone, and the input change is judged by the machine-independent checks and the change rules", inputs.Summary(d, 3))
-	}
 	if t.Method != diff.Paired {
 		d := diff.Compare(b, diff.RulesFor(s), res.Fingerprint)
 		d.Timing = t
