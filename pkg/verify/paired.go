@@ -118,7 +118,9 @@ func (j *Judge) timingPlan(s *scenario.Scenario, b *fingerprint.Baseline) (*diff
 	if !t.Replayed {
 		return t, arm, nil
 	}
-	rp, ok := arm.(interface{ Replaying(*inputs.Inputs) *run.Replay })
+	rp, ok := arm.(interface {
+		Replaying(*inputs.Inputs) *run.Replay
+	})
 	if !ok {
 		return nil, nil, fmt.Errorf("%s: the reference arm of build %s cannot replay recorded inputs", s.Path, build(arm.Karpenter()))
 	}
