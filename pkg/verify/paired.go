@@ -27,6 +27,13 @@ type Arm interface {
 	Karpenter() inputs.Karpenter
 }
 
+// Replayer is an arm that can run recorded inputs in place of a
+// scenario's (a *run.Runner): the reference arm when the scenario changed
+// since its baseline.
+type Replayer interface {
+	Replaying(in *inputs.Inputs) *run.Replay
+}
+
 // WithReference makes the judge pair: a plain scenario whose candidate
 // Karpenter build (the runner's) differs from ref's, the baseline's build,
 // runs on both, interleaved A B B A, and the machine-dependent metrics are
@@ -118,9 +125,7 @@ func (j *Judge) timingPlan(s *scenario.Scenario, b *fingerprint.Baseline) (*diff
 	if !t.Replayed {
 		return t, arm, nil
 	}
-	rp, ok := arm.(interface {
-		Replaying(*inputs.Inputs) *run.Replay
-	})
+	rp, ok := arm.(Replayer)
 	if !ok {
 		return nil, nil, fmt.Errorf("%s: the reference arm of build %s cannot replay recorded inputs", s.Path, build(arm.Karpenter()))
 	}
