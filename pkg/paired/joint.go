@@ -83,19 +83,11 @@ func stepDownMaxT(d [][]float64) []float64 {
 // largest statistic among metrics k… reaches thresholds[k]. The observed
 // signs (the first vector) count.
 func grayCounts(rows [][]float64, thresholds []float64) []int {
-	m := len(thresholds)
-	s := make([]float64, m)
-	for _, r := range rows {
-		for k, x := range r {
-			s[k] += x
-		}
-	}
-	counts := make([]int, m)
+	s, counts := observed(rows, thresholds)
 	sign := make([]float64, len(rows))
 	for i := range sign {
 		sign[i] = 1
 	}
-	tally(s, thresholds, counts)
 	for g := 1; g < 1<<len(rows); g++ {
 		b := bits.TrailingZeros(uint(g))
 		f := -2 * sign[b]
@@ -106,6 +98,19 @@ func grayCounts(rows [][]float64, thresholds []float64) []int {
 		tally(s, thresholds, counts)
 	}
 	return counts
+}
+
+// observed is the statistics of the observed signs (every row's sum) and
+// the step-down counts with that sign vector tallied.
+func observed(rows [][]float64, thresholds []float64) (s []float64, counts []int) {
+	s, counts = make([]float64, len(thresholds)), make([]int, len(thresholds))
+	for _, r := range rows {
+		for k, x := range r {
+			s[k] += x
+		}
+	}
+	tally(s, thresholds, counts)
+	return s, counts
 }
 
 // tally adds one sign vector's statistics s (in the metrics' order) to
@@ -123,16 +128,8 @@ func tally(s, thresholds []float64, counts []int) {
 // sampledMaxCounts is grayCounts over MonteCarloDraws random sign vectors
 // (a fixed seed) plus the observed one, for more than ExactPairs pairs.
 func sampledMaxCounts(rows [][]float64, thresholds []float64) []int {
-	m := len(thresholds)
 	rng := rand.New(rand.NewPCG(jointSeed, uint64(len(rows))))
-	counts := make([]int, m)
-	s := make([]float64, m)
-	for _, r := range rows {
-		for k, x := range r {
-			s[k] += x
-		}
-	}
-	tally(s, thresholds, counts)
+	s, counts := observed(rows, thresholds)
 	for range MonteCarloDraws {
 		clear(s)
 		var r uint64
