@@ -5,7 +5,7 @@ SHELL := /usr/bin/env bash
 .DEFAULT_GOAL := help
 
 include tools/toolchain/versions.mk
-export K8S_VERSION ETCD_VERSION KWOK_VERSION METRICS_SERVER_VERSION KARPENTER_VERSION APPROVED_GOTOOLCHAIN
+export K8S_VERSION ETCD_VERSION KWOK_VERSION METRICS_SERVER_VERSION KARPENTER_VERSION APPROVED_GOTOOLCHAIN KIND_NODE_SUITE KIND_NODE_MIRROR
 # Never let the go command fetch a toolchain on its own: the build script
 # chooses APPROVED_GOTOOLCHAIN explicitly where a module needs it.
 export GOTOOLCHAIN ?= local
@@ -26,6 +26,10 @@ tools: toolchain nodeprint ## Build the pinned toolchain and the nodeprint CLI i
 .PHONY: toolchain
 toolchain:
 	@tools/toolchain/build.sh $(BIN) kubernetes etcd kwok metrics-server karpenter
+
+.PHONY: kind-node
+kind-node: ## Build the kind node image nodeprint/kind-node:<K8S_VERSION> into the local Docker engine, no registry (debootstrap, Debian's containerd; about 15 min cold)
+	@tools/toolchain/build.sh $(BIN) kubernetes etcd kind-node
 
 .PHONY: nodeprint
 nodeprint:

@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	kindcluster "sigs.k8s.io/kind/pkg/cluster"
+	kindexec "sigs.k8s.io/kind/pkg/exec"
 	kindlog "sigs.k8s.io/kind/pkg/log"
 
 	"github.com/nodeprint/nodeprint/pkg/process"
@@ -100,6 +101,10 @@ func DockerEngine(ctx context.Context) (string, error) {
 type kindPlane struct {
 	l      *Local
 	config []byte
+	// route is how the nodes start on this engine (preflight decides).
+	route KindRoute
+	// buildImage: the node image is nodeprint's and not in the engine.
+	buildImage bool
 }
 
 func (k *kindPlane) kind() Kind         { return KindKind }
@@ -119,30 +124,61 @@ func (k *kindPlane) provider() *kindcluster.Provider {
 }
 
 // preflight fails fast, before the toolchain is built or anything is
-// created, where no Docker engine runs, where the engine refuses
-// privileged containers (checked before the node image: with such an
-// engine the image would not help), or where the engine lacks the node
-// image and cannot pull it (an engine without a registry).
+// created, where no Docker engine runs or where the engine refuses both
+// privileged containers and the wrapper's flags; it decides the route the
+// nodes take and renders the configuration for it.
 func (k *kindPlane) preflight(ctx context.Context) error {
 	version, err := DockerEngine(ctx)
 	if err != nil {
 		return &PhaseError{Phase: "docker", Err: err}
 	}
 	k.l.opts.progress(Event{Phase: "docker", Done: true, Message: "Docker engine " + version})
-	if err := checkPrivileged(ctx); err != nil {
+	if k.route, err = decideKindRoute(ctx); err != nil {
 		return &PhaseError{Phase: "docker", Err: err}
 	}
-	k.l.opts.progress(Event{Phase: "docker", Message: "the engine grants privileged containers"})
-	images, err := kindNodeImages(k.config)
-	if err != nil {
+	k.l.opts.progress(Event{Phase: "docker", Message: "kind's route on this engine: " + k.route.String()})
+	if k.config, err = routeConfig(k.config, k.route); err != nil {
 		return &PhaseError{Phase: "docker", Err: err}
 	}
-	for _, image := range images {
-		if err := ensureImage(ctx, image, func(msg string) { k.l.opts.progress(Event{Phase: "docker", Message: msg}) }); err != nil {
-			return &PhaseError{Phase: "docker", Err: err}
-		}
+	if k.buildImage, err = k.missingNodeImage(ctx); err != nil {
+		return &PhaseError{Phase: "docker", Err: err}
 	}
 	return nil
+}
+
+// missingNodeImage says whether nodeprint's node image must be built; a
+// node image of kind-config/cluster.yaml that the engine lacks and
+// nodeprint does not build is a *NodeImageError.
+func (k *kindPlane) missingNodeImage(ctx context.Context) (bool, error) {
+	images, err := kindNodeImages(k.config)
+	if err != nil {
+		return false, err
+	}
+	build := false
+	for _, image := range images {
+		present, err := DockerImagePresent(ctx, image)
+		switch {
+		case err != nil:
+			return false, err
+		case present:
+			k.l.opts.progress(Event{Phase: "docker", Message: "node image " + image + " is in the engine"})
+		case image == KindNodeImage(k.l.tc):
+			build = true
+		default:
+			return false, &NodeImageError{Image: image, Build: KindNodeImage(k.l.tc)}
+		}
+	}
+	return build, nil
+}
+
+// build builds nodeprint's node image into the engine when preflight found
+// it missing (tools/toolchain/kind-node).
+func (k *kindPlane) build(ctx context.Context) error {
+	if !k.buildImage {
+		return nil
+	}
+	k.l.opts.progress(Event{Phase: "toolchain", Message: "node image " + KindNodeImage(k.l.tc) + " is not in the engine: building it (make kind-node; about 15 minutes cold)"})
+	return k.l.tc.Build(ctx, k.l.opts.buildLog, "kubernetes", "etcd", "kind-node")
 }
 
 // start creates the kind cluster. kind's Create takes no context: on
@@ -163,16 +199,30 @@ func (k *kindPlane) start(ctx context.Context) error {
 	if err := os.WriteFile(filepath.Join(k.l.dir, "kind-config.yaml"), k.config, 0o600); err != nil {
 		return fmt.Errorf("failed to write the kind configuration: %w", err)
 	}
+	// kind creates its network and never removes it: the marker tells stop
+	// that this cluster made it, so that it is removed once unused.
+	if exec.CommandContext(ctx, "docker", "network", "inspect", kindNetwork).Run() != nil {
+		if err := os.WriteFile(filepath.Join(k.l.dir, kindNetworkMarker), nil, 0o600); err != nil {
+			return fmt.Errorf("failed to write %s: %w", kindNetworkMarker, err)
+		}
+	}
+	restore, err := k.route.useWrapper(k.l.dir)
+	if err != nil {
+		return err
+	}
 	done := make(chan error, 1)
 	go func() {
+		defer restore()
 		done <- p.Create(k.l.opts.name, kindcluster.CreateWithRawConfig(k.config),
 			kindcluster.CreateWithKubeconfigPath(k.kubeconfig()), kindcluster.CreateWithWaitForReady(2*time.Minute),
-			kindcluster.CreateWithDisplayUsage(false), kindcluster.CreateWithDisplaySalutation(false))
+			kindcluster.CreateWithDisplayUsage(false), kindcluster.CreateWithDisplaySalutation(false),
+			// Kept on failure for createFailed; the rollback deletes it.
+			kindcluster.CreateWithRetain(true))
 	}()
 	select {
 	case err := <-done:
 		if err != nil {
-			return fmt.Errorf("kind create cluster: %w", err)
+			return k.createFailed(ctx, err)
 		}
 		return os.Chmod(k.kubeconfig(), 0o600)
 	case <-ctx.Done():
@@ -180,6 +230,25 @@ func (k *kindPlane) start(ctx context.Context) error {
 		<-done
 		return ctx.Err()
 	}
+}
+
+// createFailed keeps what says why kind could not create the cluster in
+// the cluster's logs (which a failed start keeps): the output of kind's
+// failing command and the node's journal of containerd and the kubelet.
+func (k *kindPlane) createFailed(ctx context.Context, err error) error {
+	logs := filepath.Join(k.l.dir, "logs")
+	hint := ""
+	if rerr := kindexec.RunErrorForError(err); rerr != nil && len(rerr.Output) > 0 {
+		hint = filepath.Join(logs, "kind-create.log")
+		_ = os.WriteFile(hint, rerr.Output, 0o600)
+	}
+	jctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	node := k.l.opts.name + "-control-plane"
+	if out, jerr := exec.CommandContext(jctx, "docker", "exec", node, "journalctl", "--no-pager", "-u", "containerd", "-u", "kubelet").CombinedOutput(); jerr == nil {
+		_ = os.WriteFile(filepath.Join(logs, "kind-node-journal.log"), out, 0o600)
+	}
+	return &PhaseError{Phase: "control-plane", Err: fmt.Errorf("kind create cluster: %w", err), LogHint: hint}
 }
 
 func (k *kindPlane) beforeStages(ctx context.Context, c client.Client) error {
@@ -295,6 +364,33 @@ func (k *kindPlane) stop(ctx context.Context) error {
 		if err := k.provider().Delete(k.l.opts.name, k.kubeconfig()); err != nil {
 			errs = append(errs, fmt.Errorf("kind delete cluster %s: %w", k.l.opts.name, err))
 		}
+		if err := k.removeNetwork(ctx); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
+}
+
+// kindNetwork is the Docker network kind puts its nodes on, and
+// kindNetworkMarker the file that says this cluster created it.
+const (
+	kindNetwork       = "kind"
+	kindNetworkMarker = "kind-network-created"
+)
+
+// removeNetwork removes kind's network when this cluster created it and
+// no container uses it any more (another kind cluster started since may).
+func (k *kindPlane) removeNetwork(ctx context.Context) error {
+	if _, err := os.Stat(filepath.Join(k.l.dir, kindNetworkMarker)); err != nil {
+		return nil
+	}
+	out, err := exec.CommandContext(ctx, "docker", "network", "inspect", "--format", "{{len .Containers}}", kindNetwork).Output()
+	if err != nil || strings.TrimSpace(string(out)) != "0" {
+		return nil // gone already, or in use by a cluster that is not ours
+	}
+	k.l.opts.progress(Event{Phase: "down", Message: "removing the Docker network " + kindNetwork + " this cluster created"})
+	if out, err := exec.CommandContext(ctx, "docker", "network", "rm", kindNetwork).CombinedOutput(); err != nil {
+		return fmt.Errorf("docker network rm %s: %w: %s", kindNetwork, err, firstLine(string(out)))
+	}
+	return nil
 }

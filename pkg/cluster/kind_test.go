@@ -55,15 +55,15 @@ func TestNewKindRefusesABadConfigBeforeStarting(t *testing.T) {
 type fakeEngine struct {
 	// engine: `info` answers with a server version (else it fails).
 	engine bool
-	// refusesPrivileged: `run` fails as this project's engine does
-	// (exit 125, unable to apply caps) instead of reaching the probe's
-	// missing entrypoint (exit 127).
+	// refusesPrivileged: `run --privileged` fails as this project's
+	// engine does (exit 125, unable to apply caps) instead of reaching the
+	// probe's missing entrypoint (exit 127).
 	refusesPrivileged bool
+	// refusesWrapper: `run --cap-add ALL ...` (the unprivileged route's
+	// flags) fails the same way.
+	refusesWrapper bool
 	// present: `image inspect` finds the node image.
 	present bool
-	// pullCode and pullOut: what `pull` exits with and prints.
-	pullCode int
-	pullOut  string
 }
 
 // fakeDocker puts a docker command first in PATH that answers as e says
@@ -72,22 +72,24 @@ func fakeDocker(t *testing.T, e fakeEngine) string {
 	t.Helper()
 	dir := t.TempDir()
 	calls := filepath.Join(dir, "calls")
-	run := `echo 'docker: Error response from daemon: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: "/nodeprint-probe": stat /nodeprint-probe: no such file or directory: unknown.'; exit 127`
-	if e.refusesPrivileged {
-		run = `echo 'docker: Error response from daemon: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: unable to apply caps: operation not permitted: unknown.'; echo "Run 'docker run --help' for more information"; exit 125`
-	}
+	granted := `echo 'docker: Error response from daemon: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: exec: "/nodeprint-probe": stat /nodeprint-probe: no such file or directory: unknown.'; exit 127`
+	refused := `echo 'docker: Error response from daemon: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: unable to apply caps: operation not permitted: unknown.'; echo "Run 'docker run --help' for more information"; exit 125`
+	answer := map[bool]string{false: granted, true: refused}
 	script := fmt.Sprintf(`#!/bin/sh
 echo "$*" >> %q
+case "$*" in
+*CgroupVersion*) echo 1; exit 0 ;;
+esac
 case "$1" in
 info) %s ;;
 image) %s ;;
-pull) echo %q; exit %d ;;
 import) cat >/dev/null; echo sha256:0098d9a5 ;;
-run) %s ;;
+run) case "$*" in *--privileged*) %s ;; *) %s ;; esac ;;
 rmi) echo "Untagged: $2" ;;
 esac
 `, calls, map[bool]string{true: "echo 20.10.24", false: "echo 'Cannot connect to the Docker daemon' >&2; exit 1"}[e.engine],
-		map[bool]string{true: "echo sha256:abc", false: "echo 'Error: No such image' >&2; exit 1"}[e.present], e.pullOut, e.pullCode, run)
+		map[bool]string{true: "echo sha256:abc", false: "echo 'Error: No such image' >&2; exit 1"}[e.present],
+		answer[e.refusesPrivileged], answer[e.refusesWrapper])
 	if err := os.WriteFile(filepath.Join(dir, "docker"), []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -121,7 +123,7 @@ func failedKindUp(t *testing.T, tc *toolchain.Toolchain, why string) (*KindClust
 // Where no Docker engine answers, Up fails at once with an environment
 // error that says so, starts nothing and leaves no directory.
 func TestKindUpWithoutADockerEngine(t *testing.T) {
-	fakeDocker(t, fakeEngine{pullCode: 1})
+	fakeDocker(t, fakeEngine{})
 	k, err := failedKindUp(t, testToolchain(t), "without an engine")
 	var pe *PhaseError
 	if !errors.As(err, &pe) || pe.Phase != "docker" || !strings.Contains(err.Error(), "needs a Docker engine") {
@@ -137,36 +139,30 @@ func TestKindUpWithoutADockerEngine(t *testing.T) {
 	}
 }
 
-// An engine without a registry (this project's machines) and without the
-// node image: Up fails before anything is built or created, naming the
-// image and how to get it, as an environment failure.
-func TestKindUpWithoutTheNodeImageAndNoRegistry(t *testing.T) {
-	calls := fakeDocker(t, fakeEngine{engine: true, pullCode: 1,
-		pullOut: `Error response from daemon: Get "https://registry-1.docker.io/v2/": dial tcp: lookup registry-1.docker.io: no such host`})
-	tc := testToolchain(t)
+// A node image in kind-config/cluster.yaml that the engine lacks and
+// nodeprint does not build: Up fails before anything is built or created,
+// naming the image and what to do, as an environment failure.
+func TestKindUpWithAForeignNodeImageTheEngineLacks(t *testing.T) {
+	fakeDocker(t, fakeEngine{engine: true})
+	tc := kindToolchain(t, "kind: Cluster\napiVersion: kind.x-k8s.io/v1alpha4\nnodes:\n- role: control-plane\n  image: kindest/node:v1.36.3\n")
 	_, err := failedKindUp(t, tc, "without the node image")
 	var pe *PhaseError
 	var ie *NodeImageError
 	if !errors.As(err, &pe) || pe.Phase != "docker" || !errors.As(err, &ie) {
 		t.Fatalf("Up: %v, want a *PhaseError of phase docker holding a *NodeImageError", err)
 	}
-	for _, want := range []string{KindNodeImage(tc), "cannot be pulled", "no such host", "docker load", "local provider"} {
+	for _, want := range []string{"kindest/node:v1.36.3", KindNodeImage(tc), "make kind-node", "docker load", "nodes[].image"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the error %q does not say %q", err, want)
 		}
 	}
-	b, _ := os.ReadFile(calls)
-	if !strings.Contains(string(b), "pull "+KindNodeImage(tc)) {
-		t.Errorf("docker calls:\n%s\nwant a pull of the image (what kind would do on a runner with a registry)", b)
-	}
 }
 
-// An engine that refuses privileged containers (this project's, whose
-// capability bounding set lacks CAP_SYS_RESOURCE): Up fails before
-// anything is built or created and before any pull, quoting the engine,
-// and removes the probe's image.
-func TestKindUpOnAnEngineThatRefusesPrivilegedContainers(t *testing.T) {
-	calls := fakeDocker(t, fakeEngine{engine: true, refusesPrivileged: true, pullCode: 1, pullOut: "no registry"})
+// An engine that refuses privileged containers and also the unprivileged
+// route's flags: Up fails before anything is built or created, quoting the
+// engine on both, and removes the probe's image.
+func TestKindUpOnAnEngineThatRefusesBothRoutes(t *testing.T) {
+	calls := fakeDocker(t, fakeEngine{engine: true, refusesPrivileged: true, refusesWrapper: true})
 	_, err := failedKindUp(t, testToolchain(t), "on an engine that refuses privileged containers")
 	var pe *PhaseError
 	var re *PrivilegedError
@@ -178,58 +174,66 @@ func TestKindUpOnAnEngineThatRefusesPrivilegedContainers(t *testing.T) {
 	if re.Engine != want {
 		t.Errorf("the engine's answer: %q, want its first line %q", re.Engine, want)
 	}
-	for _, w := range []string{"refuses privileged containers", "unable to apply caps", "CapBnd", "local provider"} {
+	if re.Route != want || !strings.Contains(re.Flags, "--cap-add ALL") {
+		t.Errorf("the route's answer %q with flags %q: want %q with --cap-add ALL", re.Route, re.Flags, want)
+	}
+	for _, w := range []string{"refuses privileged containers", "unable to apply caps", "nodeprint's way round it", "--cap-drop", "CapBnd", "local provider"} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("the error %q does not say %q", err, w)
 		}
 	}
 	b, _ := os.ReadFile(calls)
 	image := fmt.Sprintf("nodeprint-probe:privileged-%d", os.Getpid())
-	for _, w := range []string{"import --message", "run --rm --network none --privileged --entrypoint /nodeprint-probe " + image, "rmi " + image} {
+	for _, w := range []string{"import --message", "run --rm --network none --privileged --entrypoint /nodeprint-probe " + image,
+		"run --rm --network none --cap-add ALL --cap-drop ", "rmi " + image} {
 		if !strings.Contains(string(b), w) {
 			t.Errorf("docker calls:\n%s\nwant %q", b, w)
 		}
 	}
-	if strings.Contains(string(b), "pull ") {
-		t.Errorf("docker calls:\n%s\nno node image may be pulled for an engine that cannot run it", b)
+	if strings.Contains(string(b), "image inspect") {
+		t.Errorf("docker calls:\n%s\nno node image is looked for on an engine that cannot run it", b)
 	}
 }
 
-// The probe's verdict comes from docker's exit code alone: 127 (the
-// entrypoint is missing) means the capabilities were granted.
-func TestCheckPrivilegedGranted(t *testing.T) {
-	calls := fakeDocker(t, fakeEngine{engine: true})
-	if err := checkPrivileged(context.Background()); err != nil {
-		t.Fatalf("checkPrivileged on an engine that grants privileged containers: %v", err)
-	}
-	b, _ := os.ReadFile(calls)
-	if !strings.Contains(string(b), "rmi nodeprint-probe:privileged-") {
-		t.Errorf("docker calls:\n%s\nthe probe's image is not removed", b)
-	}
-}
-
-// On a runner with a registry the image is pulled as kind would pull it;
-// an image already in the engine is used without a pull.
-func TestEnsureImagePullsOnlyWhatIsMissing(t *testing.T) {
+// The route comes from docker's exit codes alone: 127 (the entrypoint is
+// missing) means the capabilities were granted. Privileged when the
+// engine grants it; else the wrapper's flags, each capability the engine
+// lacks dropped; cgroup v1 read from the engine.
+func TestDecideKindRoute(t *testing.T) {
 	for _, tc := range []struct {
-		name              string
-		present, wantPull bool
+		name           string
+		engine         fakeEngine
+		wantPrivileged bool
 	}{
-		{name: "present: no pull", present: true},
-		{name: "absent, registry reachable: pulled", wantPull: true},
+		{name: "privileged granted", engine: fakeEngine{engine: true}, wantPrivileged: true},
+		{name: "privileged refused, the wrapper's flags granted", engine: fakeEngine{engine: true, refusesPrivileged: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			calls := fakeDocker(t, fakeEngine{engine: true, present: tc.present, pullOut: "Status: Downloaded newer image"})
-			var lines []string
-			if err := ensureImage(context.Background(), "kindest/node:v1.36.3", func(s string) { lines = append(lines, s) }); err != nil {
-				t.Fatalf("ensureImage: %v", err)
+			calls := fakeDocker(t, tc.engine)
+			r, err := decideKindRoute(context.Background())
+			if err != nil {
+				t.Fatalf("decideKindRoute: %v", err)
+			}
+			if r.Privileged != tc.wantPrivileged || !r.CgroupV1 {
+				t.Errorf("route %+v: want privileged %v on cgroup v1", r, tc.wantPrivileged)
 			}
 			b, _ := os.ReadFile(calls)
-			if pulled := strings.Contains(string(b), "pull kindest/node:v1.36.3"); pulled != tc.wantPull {
-				t.Errorf("docker calls:\n%s\npulled %v, want %v", b, pulled, tc.wantPull)
+			if !strings.Contains(string(b), "rmi nodeprint-probe:privileged-") {
+				t.Errorf("docker calls:\n%s\nthe probe's image is not removed", b)
 			}
-			if len(lines) == 0 {
-				t.Error("no progress line says what happened to the image")
+			if tc.wantPrivileged {
+				if len(r.Dropped) > 0 || strings.Contains(string(b), "--cap-add") {
+					t.Errorf("route %+v, calls:\n%s\nthe wrapper's flags are tried only where privileged is refused", r, b)
+				}
+				return
+			}
+			if len(r.Dropped) == 0 {
+				t.Fatalf("route %+v drops no capability", r)
+			}
+			for _, c := range r.Dropped {
+				if !strings.Contains(string(b), "--cap-drop "+c) {
+					t.Errorf("docker calls:\n%s\nthe probe did not drop %s", b, c)
+				}
 			}
 		})
 	}

@@ -16,9 +16,11 @@ import (
 // to the repository.
 const KindConfigFile = "kind-config/cluster.yaml"
 
-// KindNodeImage is kind's node image for the pinned Kubernetes version.
+// KindNodeImage is the node image of the pinned Kubernetes version that
+// nodeprint builds locally (make kind-node, tools/toolchain/kind-node):
+// no registry is needed.
 func KindNodeImage(tc *toolchain.Toolchain) string {
-	return "kindest/node:" + tc.Versions.Kubernetes
+	return "nodeprint/kind-node:" + tc.Versions.Kubernetes
 }
 
 // KindConfig renders kind-config/cluster.yaml for a cluster: its name, the

@@ -42,7 +42,7 @@ func TestKindConfigFromTheRepository(t *testing.T) {
 		t.Fatalf("rendered config does not decode: %v\n%s", err, b)
 	}
 	if cfg.Name != "ci-1" || cfg.Networking.APIServerAddress != "127.0.0.1" || len(cfg.Nodes) != 1 ||
-		cfg.Nodes[0].Image != "kindest/node:"+tc.Versions.Kubernetes || cfg.Nodes[0].Role != kindv1alpha4.ControlPlaneRole {
+		cfg.Nodes[0].Image != "nodeprint/kind-node:"+tc.Versions.Kubernetes || cfg.Nodes[0].Role != kindv1alpha4.ControlPlaneRole {
 		t.Errorf("rendered config:\n%s", b)
 	}
 }

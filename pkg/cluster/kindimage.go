@@ -13,25 +13,18 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// imagePullTimeout bounds one `docker pull` of a node image (about 1 GB
-// compressed on a runner with a registry; it fails in milliseconds on an
-// engine without one).
-const imagePullTimeout = 15 * time.Minute
-
-// NodeImageError is a kind node image the Docker engine does not have and
-// cannot pull: the environment's failure (exit 3), found before anything
-// is built or created.
+// NodeImageError is a node image in kind-config/cluster.yaml that the
+// Docker engine does not have and nodeprint does not build: the
+// environment's failure (exit 3), found before anything is created.
 type NodeImageError struct {
 	Image string
-	// Pull is what `docker pull` said, first line.
-	Pull string
+	// Build is the image nodeprint builds (make kind-node).
+	Build string
 }
 
 func (e *NodeImageError) Error() string {
-	return fmt.Sprintf("the kind node image %s is not in the Docker engine and cannot be pulled (docker pull: %s); "+
-		"load it into the engine (`docker load -i node.tar`, saved with `docker save %s` on a machine with a registry), "+
-		"or use the local provider, which needs no image; nodeprint cannot build the node image itself yet",
-		e.Image, e.Pull, e.Image)
+	return fmt.Sprintf("the kind node image %s is not in the Docker engine, and nodeprint builds only %s (make kind-node); "+
+		"load it into the engine (docker load -i node.tar) or leave nodes[].image out of %s", e.Image, e.Build, KindConfigFile)
 }
 
 // kindNodeImages lists the node images of a rendered kind configuration,
@@ -63,39 +56,6 @@ func DockerImagePresent(ctx context.Context, image string) (bool, error) {
 		return false, nil // docker says: no such image
 	}
 	return false, fmt.Errorf("docker image inspect %s: %w: %s", image, err, firstLine(string(out)))
-}
-
-// ensureImage makes sure the engine has image: present, or pulled now
-// (which is what kind would do, so a runner with a registry behaves as
-// before), or a *NodeImageError.
-func ensureImage(ctx context.Context, image string, progress func(string)) error {
-	present, err := DockerImagePresent(ctx, image)
-	if err != nil {
-		return err
-	}
-	if present {
-		progress("node image " + image + " is in the engine")
-		return nil
-	}
-	progress(fmt.Sprintf("node image %s is not in the engine: pulling it (up to %s)", image, imagePullTimeout))
-	pctx, cancel := context.WithTimeout(ctx, imagePullTimeout)
-	defer cancel()
-	out, err := exec.CommandContext(pctx, "docker", "pull", image).CombinedOutput()
-	if err == nil {
-		progress("pulled " + image)
-		return nil
-	}
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	msg := firstLine(string(out))
-	if pctx.Err() != nil {
-		msg = fmt.Sprintf("no answer within %s", imagePullTimeout)
-	}
-	if msg == "" {
-		msg = err.Error()
-	}
-	return &NodeImageError{Image: image, Pull: msg}
 }
 
 func firstLine(s string) string {

@@ -157,6 +157,9 @@ type controlPlane interface {
 	// preflight checks, before anything is built or started, what the
 	// control plane needs from the machine.
 	preflight(ctx context.Context) error
+	// build builds what the control plane needs beyond the toolchain, in
+	// the toolchain phase (kind: its node image, when the engine lacks it).
+	build(ctx context.Context) error
 	// start brings the control plane up (the control-plane phase).
 	start(ctx context.Context) error
 	// beforeStages runs after Karpenter's CRDs, before KWOK's stages are
@@ -183,6 +186,8 @@ type controlPlane interface {
 type kwokctlPlane struct{ l *Local }
 
 func (k *kwokctlPlane) kind() Kind { return KindLocal }
+
+func (k *kwokctlPlane) build(context.Context) error { return nil }
 
 func (k *kwokctlPlane) kwokDir() string { return filepath.Join(k.l.dir, "kwok") }
 func (k *kwokctlPlane) clusterDir() string {

@@ -244,6 +244,9 @@ func (l *Local) Up(ctx context.Context) (err error) {
 		if err := l.tc.Ensure(ctx, l.opts.buildLog); err != nil {
 			return err
 		}
+		if err := l.cp.build(ctx); err != nil {
+			return err
+		}
 		// Before anything starts: runKarpenter refuses it anyway.
 		return CheckKarpenterBinary(l.tc.Paths().Karpenter)
 	}); err != nil {
@@ -298,8 +301,14 @@ func (l *Local) Up(ctx context.Context) (err error) {
 		return err
 	}
 	if err := l.phase(ctx, "karpenter", "starting Karpenter "+st.KarpenterVersion+" (KWOK provider)", func(ctx context.Context) error {
-		var err error
-		st, err = l.startKarpenter(ctx, st)
+		// Read afresh: the control plane's phases may have added to it
+		// (the kind provider's KWOK port), and writing st back as it was
+		// would lose that.
+		cur, err := l.readState()
+		if err != nil {
+			return err
+		}
+		st, err = l.startKarpenter(ctx, cur)
 		return err
 	}); err != nil {
 		return err

@@ -109,6 +109,14 @@ const (
 // and restart components. An existing cluster is someone else's.
 func (k Kind) Owned() bool { return k == KindLocal || k == KindKind || k == "" }
 
+// ServesPodMetrics says whether a cluster of this kind serves the pod
+// metrics API (metrics.k8s.io) for KWOK's pods, which an HPA scales on:
+// the local provider runs metrics-server against KWOK's controller; the
+// kind provider runs KWOK's controller outside the node, where no
+// metrics-server in the cluster could reach it; an existing cluster is
+// taken at its word (its HPAs are its own).
+func (k Kind) ServesPodMetrics() bool { return k != KindKind }
+
 // Options are shared by the providers.
 type Options struct {
 	name      string

@@ -46,3 +46,20 @@ func CheckExisting(s *scenario.Scenario, catalog string) error {
 	}
 	return nil
 }
+
+// CheckPodMetrics refuses a scenario whose workloads scale with an HPA on
+// a cluster that serves no pod metrics: the HPA could not read the pods'
+// usage, never scale, and the run would show nothing of what the scenario
+// is about.
+func CheckPodMetrics(s *scenario.Scenario, kind cluster.Kind) error {
+	if kind.ServesPodMetrics() {
+		return nil
+	}
+	for i, w := range s.Spec.Workloads {
+		if w.HPA != nil {
+			return &UnsupportedError{Scenario: s.Path, Field: fmt.Sprintf("spec.workloads[%d].hpa", i),
+				Reason: fmt.Sprintf("the %s provider serves no pod metrics (metrics.k8s.io), so the HPA of workload %s could not scale; run the scenario with --provider local", kind, w.Name)}
+		}
+	}
+	return nil
+}

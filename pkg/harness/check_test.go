@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nodeprint/nodeprint/pkg/cluster"
 	"github.com/nodeprint/nodeprint/pkg/faults"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 )
@@ -52,6 +53,39 @@ func TestCheckExisting(t *testing.T) {
 			}
 			if ue.Field != tc.field || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), tc.file) {
 				t.Fatalf("CheckExisting: field %q, %q; want field %q naming the file and saying %q", ue.Field, err, tc.field, tc.want)
+			}
+		})
+	}
+}
+
+// A scenario that scales with an HPA is refused, naming the workload's
+// hpa field, only where the cluster serves no pod metrics (kind).
+func TestCheckPodMetrics(t *testing.T) {
+	l := &scenario.Loader{FixturesDir: "../../fixtures", GenericCatalog: "generic.json", ValidateFault: faults.Validate}
+	for _, tc := range []struct {
+		file string
+		kind cluster.Kind
+		want string
+	}{
+		{file: "faults/memory-leak-hpa.yaml", kind: cluster.KindKind, want: "spec.workloads[0].hpa: the kind provider serves no pod metrics"},
+		{file: "faults/cpu-spike-hpa.yaml", kind: cluster.KindKind, want: "spec.workloads[0].hpa"},
+		{file: "faults/memory-leak-hpa.yaml", kind: cluster.KindLocal},
+		{file: "faults/memory-leak-hpa.yaml", kind: cluster.KindExisting},
+		{file: "faults/memory-leak.yaml", kind: cluster.KindKind},
+		{file: "web-service.yaml", kind: cluster.KindKind},
+	} {
+		t.Run(tc.file+" on "+string(tc.kind), func(t *testing.T) {
+			ss, err := l.LoadFiles(filepath.Join("../../fixtures/scenarios", tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			err = CheckPodMetrics(ss[0], tc.kind)
+			var u *UnsupportedError
+			switch {
+			case tc.want == "" && err != nil:
+				t.Errorf("refused: %v", err)
+			case tc.want != "" && (!errors.As(err, &u) || !strings.Contains(err.Error(), tc.want)):
+				t.Errorf("got %v, want an *UnsupportedError saying %q", err, tc.want)
 			}
 		})
 	}

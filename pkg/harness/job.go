@@ -313,6 +313,9 @@ func (j *Job) checkScenarios(ctx context.Context) error {
 				return &UsageError{Err: err}
 			}
 		}
+		if err := CheckPodMetrics(s, j.o.kind); err != nil {
+			return &UsageError{Err: err}
+		}
 	}
 	return nil
 }

@@ -36,6 +36,10 @@ type Versions struct {
 	// ApprovedGo is the only newer Go the build may fetch, for a pinned
 	// module that needs one.
 	ApprovedGo string
+	// KindNodeSuite and KindNodeMirror are the Debian suite of the kind
+	// node image's root filesystem and the mirror it is read from.
+	KindNodeSuite  string
+	KindNodeMirror string
 }
 
 // Toolchain is where nodeprint's files, binaries and state are.
@@ -122,7 +126,7 @@ func readVersions(path string, getenv func(string) string) (Versions, error) {
 	var v Versions
 	for _, x := range versionVars {
 		val := vals[x.name]
-		if !strings.HasPrefix(val, x.prefix) {
+		if val == "" || !strings.HasPrefix(val, x.prefix) {
 			return Versions{}, fmt.Errorf("%s: %s is %q, want a version such as %s", path, x.name, val, x.example)
 		}
 		*x.field(&v) = val
@@ -142,6 +146,8 @@ var versionVars = []struct {
 	{"METRICS_SERVER_VERSION", "v", "v1.2.3", func(v *Versions) *string { return &v.MetricsServer }},
 	{"KARPENTER_VERSION", "v", "v1.2.3", func(v *Versions) *string { return &v.Karpenter }},
 	{"APPROVED_GOTOOLCHAIN", "go1.", "go1.27.3", func(v *Versions) *string { return &v.ApprovedGo }},
+	{"KIND_NODE_SUITE", "", "bookworm", func(v *Versions) *string { return &v.KindNodeSuite }},
+	{"KIND_NODE_MIRROR", "http", "http://deb.debian.org/debian", func(v *Versions) *string { return &v.KindNodeMirror }},
 }
 
 // Env is the pinned versions as the build script reads them.

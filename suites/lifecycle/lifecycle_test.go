@@ -317,7 +317,7 @@ var _ = Describe("nodeprint run --provider existing", Label("suite:lifecycle", "
 })
 
 var _ = Describe("the kind provider", Label("suite:lifecycle", "provider:kind"), func() {
-	It("runs KWOK and Karpenter out-of-cluster against a kind cluster it creates and deletes", func(ctx SpecContext) {
+	It("boots a real kind node on this engine, records and verifies a baseline and attributes a fault on it, and leaves nothing", func(ctx SpecContext) {
 		name := fmt.Sprintf("lc-kind-%d", os.Getpid())
 		DeferCleanup(cli.Run, "cluster", "down", "--provider", "kind", "--name", name, NodeTimeout(3*time.Minute))
 		engine, err := cluster.DockerEngine(ctx)
@@ -329,44 +329,39 @@ var _ = Describe("the kind provider", Label("suite:lifecycle", "provider:kind"),
 			cli.ExpectRun(ctx, 3, "cluster", "status", "--provider", "kind", "--name", name)
 			Skip("the kind provider was not run end to end: " + err.Error())
 		}
-		By("Docker engine " + engine)
-		image := cluster.KindNodeImage(cli.Toolchain)
-		present, err := cluster.DockerImagePresent(ctx, image)
-		Expect(err).NotTo(HaveOccurred(), "asking the Docker engine for the node image")
+		By("Docker engine " + engine + ": up takes the route the engine allows, building the node image if it is missing")
+		networkBefore := suitekit.KindNetworkExists(ctx)
 		up := cli.Run(ctx, "cluster", "up", "--provider", "kind", "--name", name, "--timeout", "10m")
-		switch {
-		case up.Code != 0 && strings.Contains(up.Stderr, "refuses privileged containers"):
-			By("an engine that refuses privileged containers: up fails at once quoting the engine, and leaves nothing")
-			Expect(up.Code).To(Equal(3), "an engine that refuses privileged containers is an environment failure; stderr:\n%s", up.Stderr)
-			suitekit.ExpectStderrNames(up, "docker run --privileged: ", "Error response from daemon", "use the local provider")
+		if up.Code != 0 && strings.Contains(up.Stderr, "refuses privileged containers") {
+			By("an engine that refuses privileged containers and the wrapper's flags: up fails at once quoting the engine, and leaves nothing")
+			Expect(up.Code).To(Equal(3), "an engine that refuses both routes is an environment failure; stderr:\n%s", up.Stderr)
+			suitekit.ExpectStderrNames(up, "docker run --privileged: ", "nodeprint's way round it", "use the local provider")
 			Expect(up.Stderr).NotTo(ContainSubstring("toolchain"), "nothing is built on such an engine")
-			Expect(up.Stderr).NotTo(ContainSubstring("pulling"), "no node image is pulled for an engine that cannot run it")
 			cli.ExpectRun(ctx, 3, "cluster", "status", "--provider", "kind", "--name", name)
-			suitekit.ExpectNoKindLeftovers(ctx, name)
-			for _, line := range strings.Split(up.Stderr, "\n") {
-				if strings.Contains(line, "refuses privileged containers") {
-					Skip("the kind provider was not run end to end: " + strings.TrimPrefix(line, "error: "))
-				}
-			}
-		case up.Code != 0 && !present:
-			By("the node image is not in the engine: up pulls it, or fails at once naming it and leaves nothing")
-			Expect(up.Code).To(Equal(3), "an absent node image is an environment failure; stderr:\n%s", up.Stderr)
-			suitekit.ExpectStderrNames(up, image, "cannot be pulled", "docker load", "use the local provider")
-			Expect(up.Stderr).NotTo(ContainSubstring("toolchain"), "nothing is built without the node image")
-			cli.ExpectRun(ctx, 3, "cluster", "status", "--provider", "kind", "--name", name)
-			suitekit.ExpectNoKindLeftovers(ctx, name)
-			Skip("the kind provider was not run end to end: the Docker engine has no " + image + " and cannot pull it (no registry)")
+			cli.ExpectNoKindLeftovers(ctx, name, networkBefore)
+			Skip("the kind provider was not run end to end: the engine refuses both routes (stderr above)")
 		}
 		Expect(up.Code).To(Equal(0), "cluster up --provider kind; stderr:\n%s", up.Stderr)
+		Expect(up.Stdout+up.Stderr).To(ContainSubstring("kind's route on this engine: "), "up says which route the nodes took")
 		Expect(up.Stdout).To(MatchRegexp(`(?m)^\s+kwok\s+[0-9.]+m?s$`))
 		st := cli.ExpectRun(ctx, 0, "cluster", "status", "--provider", "kind", "--name", name)
 		for _, comp := range []string{"kube-apiserver", "kwok-controller", "karpenter"} {
 			Expect(st.Stdout).To(MatchRegexp(`(?m)^%s\s+yes\s`, comp))
 		}
-		dir := GinkgoT().TempDir()
-		cli.ExpectRun(ctx, 0, "run", "fixtures/scenarios/faults/missing-nodeclass.yaml", "--provider", "kind", "--cluster", name, "--report-dir", dir)
-		cli.ExpectReport(dir, 0, "missing-nodeclass", "passed")
+		suitekit.ExpectKindNodeReady(ctx, name)
+
+		By("a baseline recorded on kind, then verified on kind")
+		fps, reports := GinkgoT().TempDir(), GinkgoT().TempDir()
+		cli.ExpectRun(ctx, 0, "record", "fixtures/scenarios/web-service.yaml", "--runs", "2", "--provider", "kind", "--cluster", name, "--fingerprints", fps)
+		cli.ExpectRun(ctx, 0, "verify", "fixtures/scenarios/web-service.yaml", "--provider", "kind", "--cluster", name, "--fingerprints", fps, "--report-dir", reports+"/verify")
+		cli.ExpectReport(reports+"/verify", 0, "web-service", "passed")
+
+		By("a fault attributed on kind: a NodePool limit below the workload's need is L2")
+		cli.ExpectRun(ctx, 0, "run", "fixtures/scenarios/faults/nodepool-limits.yaml", "--provider", "kind", "--cluster", name, "--report-dir", reports+"/fault")
+		cli.ExpectReport(reports+"/fault", 0, "nodepool-limits", "passed")
+
 		cli.ExpectRun(ctx, 0, "cluster", "down", "--provider", "kind", "--name", name)
 		cli.ExpectRun(ctx, 3, "cluster", "status", "--provider", "kind", "--name", name)
-	}, SpecTimeout(15*time.Minute))
+		cli.ExpectNoKindLeftovers(ctx, name, networkBefore)
+	}, SpecTimeout(30*time.Minute))
 })

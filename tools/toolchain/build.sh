@@ -27,6 +27,7 @@ stamps="$bin/.stamps"
 mkdir -p "$stamps"
 
 : "${K8S_VERSION:?}" "${ETCD_VERSION:?}" "${KWOK_VERSION:?}" "${METRICS_SERVER_VERSION:?}" "${KARPENTER_VERSION:?}" "${APPROVED_GOTOOLCHAIN:?}"
+: "${KIND_NODE_SUITE:?}" "${KIND_NODE_MIRROR:?}"
 
 log() { printf '[toolchain] %s\n' "$*" >&2; }
 die() { printf '[toolchain] error: %s\n' "$*" >&2; exit 1; }
@@ -108,39 +109,48 @@ stamp_ok() { # stamp_ok FILE CONTENT OUTPUT...
 	for o in "$@"; do [[ -e $o ]] || return 1; done
 }
 
-build_kubernetes() {
+# kubernetes_module PRINTS the build module of k8s.io/kubernetes@$K8S_VERSION
+# (k8s.io/kubernetes replaces its staging modules with local paths; the
+# build module replaces each with its published version instead) and sets
+# tc and kube_ldflags for building from it.
+kubernetes_module() {
 	local v=$K8S_VERSION minor patch staging
 	minor=$(echo "$v" | cut -d. -f2)
 	patch=$(echo "$v" | cut -d. -f3)
 	staging="v0.$minor.$patch"
-	local outs=("$bin/kube-apiserver" "$bin/kube-controller-manager" "$bin/kube-scheduler" "$bin/kubectl")
-	local want="kubernetes $v"
-	stamp_ok "$stamps/kubernetes" "$want" "${outs[@]}" && { log "kubernetes $v: up to date"; return; }
 	tc=$(gotoolchain k8s.io/kubernetes "$v")
-	# k8s.io/kubernetes replaces its staging modules with local paths; the
-	# build module replaces each with its published version instead.
 	local reps=() m
 	for m in $(sed -n 's/^[[:space:]]*\(k8s.io\/[a-z0-9-]*\) => \(k8s.io\/[a-z0-9-]*\) v0.*/\1/p' "$(src_of kubernetes)/go.mod"); do
 		reps+=("-replace=$m=$m@$staging")
 	done
-	local dir
-	dir=$(module_dir kubernetes k8s.io/kubernetes "$v" "${reps[@]}")
-	log "building kube-apiserver, kube-controller-manager, kube-scheduler, kubectl $v (the longest step: about 5 minutes with an empty build cache on an idle 2-core machine, longer when the cores are shared)"
 	local V=k8s.io/component-base/version
-	(cd "$dir" && GOTOOLCHAIN=$tc go build -trimpath \
-		-ldflags "-s -w -X $V.gitVersion=$v -X $V.gitMajor=1 -X $V.gitMinor=$minor -X $V.gitTreeState=clean -X $V.buildDate=1970-01-01T00:00:00Z" \
+	kube_ldflags="-s -w -X $V.gitVersion=$v -X $V.gitMajor=1 -X $V.gitMinor=$minor -X $V.gitTreeState=clean -X $V.buildDate=1970-01-01T00:00:00Z"
+	kube_dir=$(module_dir kubernetes k8s.io/kubernetes "$v" "${reps[@]}")
+}
+
+# Kubernetes binaries are static (CGO_ENABLED=0), as upstream releases them:
+# the same build serves the local provider and the kind node image's
+# control-plane images, which have no C library.
+build_kubernetes() {
+	local v=$K8S_VERSION
+	local outs=("$bin/kube-apiserver" "$bin/kube-controller-manager" "$bin/kube-scheduler" "$bin/kubectl")
+	local want="kubernetes $v static"
+	stamp_ok "$stamps/kubernetes" "$want" "${outs[@]}" && { log "kubernetes $v: up to date"; return; }
+	kubernetes_module
+	log "building kube-apiserver, kube-controller-manager, kube-scheduler, kubectl $v (the longest step: about 5 minutes with an empty build cache on an idle 2-core machine, longer when the cores are shared)"
+	(cd "$kube_dir" && CGO_ENABLED=0 GOTOOLCHAIN=$tc go build -trimpath -ldflags "$kube_ldflags" \
 		-o "$bin/" k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl)
 	echo "$want" >"$stamps/kubernetes"
 }
 
 build_etcd() {
-	local v=$ETCD_VERSION want="etcd $ETCD_VERSION"
+	local v=$ETCD_VERSION want="etcd $ETCD_VERSION static"
 	stamp_ok "$stamps/etcd" "$want" "$bin/etcd" && { log "etcd $v: up to date"; return; }
 	tc=$(gotoolchain go.etcd.io/etcd/server/v3 "$v")
 	local dir
 	dir=$(module_dir etcd go.etcd.io/etcd/server/v3 "$v")
 	log "building etcd $v"
-	(cd "$dir" && GOTOOLCHAIN=$tc go build -trimpath -ldflags "-s -w" -o "$bin/etcd" .)
+	(cd "$dir" && CGO_ENABLED=0 GOTOOLCHAIN=$tc go build -trimpath -ldflags "-s -w" -o "$bin/etcd" .)
 	echo "$want" >"$stamps/etcd"
 }
 
@@ -284,6 +294,9 @@ build_karpenter_mutant() {
 	echo "$want" >"$stamps/karpenter-$v-mutant-$name"
 }
 
+# shellcheck source=kind-node/build.sh
+source "$here/kind-node/build.sh"
+
 [[ $# -gt 0 ]] || set -- kubernetes etcd kwok metrics-server karpenter
 for c in "$@"; do
 	tc=local
@@ -294,6 +307,7 @@ for c in "$@"; do
 	metrics-server) build_metrics_server ;;
 	karpenter) build_karpenter ;;
 	karpenter-mutant) build_karpenter_mutant ;;
-	*) die "unknown component $c (want kubernetes, etcd, kwok, metrics-server, karpenter or karpenter-mutant)" ;;
+	kind-node) build_kind_node ;;
+	*) die "unknown component $c (want kubernetes, etcd, kwok, metrics-server, karpenter, karpenter-mutant or kind-node)" ;;
 	esac
 done

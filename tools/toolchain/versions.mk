@@ -11,3 +11,8 @@ KARPENTER_VERSION ?= v1.14.1
 # The only newer Go this project may fetch, used when a pinned module needs a
 # newer Go than the machine's (Karpenter v1.14.3 and later do).
 APPROVED_GOTOOLCHAIN ?= go1.27.3
+# The kind node image (`make kind-node`): its Debian root filesystem's suite
+# and the mirror debootstrap reads it from (containerd, runc and the CNI
+# plugins are that suite's packages).
+KIND_NODE_SUITE ?= bookworm
+KIND_NODE_MIRROR ?= http://deb.debian.org/debian
