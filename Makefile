@@ -57,11 +57,15 @@ suites:
 	exit $$rc
 
 .PHONY: e2e
-e2e: tools ## Start the local cluster, run the suites against the committed fingerprints, print the verdict tables
+e2e: tools ## Start the local cluster, run the suites against the committed fingerprints, print the verdict tables (PROVIDER=kind: the baseline and fault catalogs on a kind cluster)
+ifeq ($(PROVIDER),kind)
+	@BIN=$(BIN) tools/ci/e2e-kind.sh
+else
 	@rm -rf out/suites
 	@rc=0; $(MAKE) --no-print-directory suites || rc=$$?; \
 	for f in out/suites/*/summary.md; do if [[ -f "$$f" ]]; then echo; cat "$$f"; fi; done; \
 	echo; echo "reports (JSON, JUnit, HTML): out/suites/<suite>/"; exit $$rc
+endif
 
 .PHONY: accuracy
 accuracy: tools ## Run every fault scenario RUNS times (default 3) and print the confusion matrix

@@ -55,6 +55,53 @@ type KindCluster struct {
 	*Local
 }
 
+var (
+	_ NodeContainers = (*KindCluster)(nil)
+	_ NodeRoute      = (*KindCluster)(nil)
+)
+
+// kindRouteFile records, in the cluster's directory, the route its nodes
+// took (start writes it).
+const kindRouteFile = "kind-route"
+
+// NodeRoute says how the cluster's nodes started, as up decided.
+func (k *KindCluster) NodeRoute() (string, error) {
+	b, err := os.ReadFile(filepath.Join(k.dir, kindRouteFile))
+	if err != nil {
+		return "", fmt.Errorf("kind cluster %q: the route its nodes took is not recorded: %w", k.opts.name, err)
+	}
+	return strings.TrimSpace(string(b)), nil
+}
+
+// NodeContainersPeakMemory reads each node container's memory cgroup
+// high-water mark from inside it (cgroup v1 memory.max_usage_in_bytes,
+// v2 memory.peak; the node has its own cgroup namespace).
+func (k *KindCluster) NodeContainersPeakMemory(ctx context.Context) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "docker", "ps", "--quiet", "--filter", "label=io.x-k8s.kind.cluster="+k.opts.name).Output()
+	if err != nil {
+		return 0, fmt.Errorf("failed to list the nodes of kind cluster %q: %w", k.opts.name, err)
+	}
+	var sum int64
+	for _, id := range strings.Fields(string(out)) {
+		b, err := exec.CommandContext(ctx, "docker", "exec", id, "sh", "-c",
+			"cat /sys/fs/cgroup/memory/memory.max_usage_in_bytes 2>/dev/null || cat /sys/fs/cgroup/memory.peak").Output()
+		if err != nil {
+			return 0, fmt.Errorf("failed to read node container %s's peak memory: %w", id, err)
+		}
+		v, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		if err != nil {
+			return 0, fmt.Errorf("node container %s's peak memory %q: %w", id, b, err)
+		}
+		sum += v
+	}
+	if sum == 0 {
+		return 0, fmt.Errorf("kind cluster %q has no running node container", k.opts.name)
+	}
+	return sum, nil
+}
+
 // kindWorkRoot keeps kind clusters apart from local ones of the same name.
 func kindWorkRoot(o Options) string {
 	if o.workRoot != "" {
@@ -198,6 +245,9 @@ func (k *kindPlane) start(ctx context.Context) error {
 	// cluster of this name is nodeprint's to delete.
 	if err := os.WriteFile(filepath.Join(k.l.dir, "kind-config.yaml"), k.config, 0o600); err != nil {
 		return fmt.Errorf("failed to write the kind configuration: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(k.l.dir, kindRouteFile), []byte(k.route.String()+"\n"), 0o600); err != nil {
+		return fmt.Errorf("failed to write %s: %w", kindRouteFile, err)
 	}
 	// kind creates its network and never removes it: the marker tells stop
 	// that this cluster made it, so that it is removed once unused.

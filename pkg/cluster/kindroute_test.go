@@ -113,3 +113,30 @@ func TestMissingCaps(t *testing.T) {
 		t.Error("a bad mask is no error")
 	}
 }
+
+// The node containers' peak memory is the sum of each container's cgroup
+// high-water mark; a cluster without a running node is an error.
+func TestNodeContainersPeakMemory(t *testing.T) {
+	for _, c := range []struct {
+		name, ps string
+		want     int64
+		wantErr  bool
+	}{
+		{name: "two nodes", ps: "aaa bbb", want: 2 * 1048576},
+		{name: "no node", ps: "", wantErr: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			script := "#!/bin/sh\ncase \"$1\" in\nps) echo " + c.ps + " ;;\nexec) echo 1048576 ;;\nesac\n"
+			if err := os.WriteFile(filepath.Join(dir, "docker"), []byte(script), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+			k := &KindCluster{Local: &Local{opts: Options{name: "a"}}}
+			got, err := k.NodeContainersPeakMemory(t.Context())
+			if (err != nil) != c.wantErr || got != c.want {
+				t.Errorf("got %d, %v; want %d (error %v)", got, err, c.want, c.wantErr)
+			}
+		})
+	}
+}

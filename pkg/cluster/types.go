@@ -16,6 +16,8 @@ import "context"
 //	KarpenterRerouter       yes    yes   no
 //	ComponentRestarter      yes    yes   no
 //	CatalogSource           yes    yes   yes (the --catalog it was given)
+//	NodeContainers          no     yes   no
+//	NodeRoute               no     yes   no
 
 // Provider is a cluster nodeprint can run scenarios on.
 type Provider interface {
@@ -127,3 +129,19 @@ var (
 	_ KarpenterSwitcher      = (*Existing)(nil)
 	_ CatalogSource          = (*Existing)(nil)
 )
+
+// NodeRoute is a provider whose nodes start differently by machine (kind:
+// privileged, or through nodeprint's docker wrapper): it says how they
+// did, for reports.
+type NodeRoute interface {
+	NodeRoute() (string, error)
+}
+
+// NodeContainers is a provider whose cluster nodes are containers of this
+// machine's Docker engine (kind): their memory is part of what the
+// cluster costs, and no process's resident set shows it.
+type NodeContainers interface {
+	// NodeContainersPeakMemory is the sum of the node containers' peak
+	// memory (their cgroups' high-water marks), in bytes.
+	NodeContainersPeakMemory(ctx context.Context) (int64, error)
+}

@@ -13,6 +13,7 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -390,6 +391,23 @@ func (h *Harness) Close(ctx context.Context) error {
 
 // Kubeconfig is the cluster's admin kubeconfig.
 func (h *Harness) Kubeconfig() string { return h.Provider.Kubeconfig() }
+
+// Kind is the cluster's provider.
+func (h *Harness) Kind() cluster.Kind { return cmp.Or(h.o.kind, cluster.KindLocal) }
+
+// Nodes says how the cluster's nodes started where that differs by
+// machine (a cluster.NodeRoute provider); "" elsewhere or when unknown.
+func (h *Harness) Nodes() string {
+	nr, ok := h.Provider.(cluster.NodeRoute)
+	if !ok {
+		return ""
+	}
+	r, err := nr.NodeRoute()
+	if err != nil {
+		return ""
+	}
+	return r
+}
 
 // UsageError is a harness that cannot be built from what it was given (an
 // unknown provider, a bad cluster name or kubeconfig): bad input, nothing

@@ -74,6 +74,12 @@ func (r *Report) markdownHeader(b *bytes.Buffer) {
 	if r.Stack.Kubernetes != "" {
 		meta = append(meta, "Kubernetes "+r.Stack.Kubernetes)
 	}
+	if r.Stack.Provider != "" {
+		meta = append(meta, "provider "+r.Stack.Provider)
+	}
+	if r.Stack.Nodes != "" {
+		meta = append(meta, r.Stack.Nodes)
+	}
 	if r.Shard != "" {
 		meta = append(meta, "shard "+r.Shard)
 	}

@@ -152,7 +152,7 @@ section { border-top: 2px solid #d0d5dd; margin-top: 24px; }
 </head>
 <body>
 <h1>nodeprint {{.R.Command}}</h1>
-<p>{{.R.Summary.Passed}} passed, {{.R.Summary.Failed}} failed, {{.R.Summary.Errors}} errors of {{.R.Summary.Total}} · exit code {{.R.Summary.ExitCode}} · {{.Duration}}{{with .R.Stack.Karpenter}} · Karpenter {{.}}{{end}}{{with .R.Stack.Kubernetes}} · Kubernetes {{.}}{{end}}{{with .R.Shard}} · shard {{.}}{{end}}{{if gt .R.Parallel 1}} · parallel {{.R.Parallel}}{{end}}</p>
+<p>{{.R.Summary.Passed}} passed, {{.R.Summary.Failed}} failed, {{.R.Summary.Errors}} errors of {{.R.Summary.Total}} · exit code {{.R.Summary.ExitCode}} · {{.Duration}}{{with .R.Stack.Karpenter}} · Karpenter {{.}}{{end}}{{with .R.Stack.Kubernetes}} · Kubernetes {{.}}{{end}}{{with .R.Stack.Provider}} · provider {{.}}{{end}}{{with .R.Stack.Nodes}} · {{.}}{{end}}{{with .R.Shard}} · shard {{.}}{{end}}{{if gt .R.Parallel 1}} · parallel {{.R.Parallel}}{{end}}</p>
 {{with .R.UpgradeLine}}<p class="upgrade"><strong>{{.}}</strong></p>{{end}}
 <table>
 <tr><th></th><th>scenario</th><th>verdict</th><th>expected</th><th>seconds</th></tr>

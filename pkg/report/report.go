@@ -71,6 +71,11 @@ type Stack struct {
 	Karpenter  string `json:"karpenter,omitempty"`
 	Kubernetes string `json:"kubernetes,omitempty"`
 	Cluster    string `json:"cluster,omitempty"`
+	// Provider is the cluster's provider (local, kind, existing).
+	Provider string `json:"provider,omitempty"`
+	// Nodes says how the provider's nodes started, where that differs by
+	// machine (kind: privileged, or through nodeprint's docker wrapper).
+	Nodes string `json:"nodes,omitempty"`
 }
 
 // Summary counts the scenarios and gives the exit code the CLI returns.

@@ -73,7 +73,8 @@ func TestTimelineCountsEachPhase(t *testing.T) {
 
 func sampleReport() *report.Report {
 	r := report.New("run", t0)
-	r.Stack = report.Stack{Karpenter: "v1.14.1", Kubernetes: "v1.36.3"}
+	r.Stack = report.Stack{Karpenter: "v1.14.1", Kubernetes: "v1.36.3", Provider: "kind",
+		Nodes: "nodes without --privileged: every capability but SYS_RESOURCE (the engine lacks it), through nodeprint's docker wrapper"}
 	r.Add(report.Scenario{Name: "web-service", File: "fixtures/scenarios/web-service.yaml", Status: report.Passed, Seconds: 31,
 		Runs: []string{"web-service-abcde"}, Verdict: &attribute.Verdict{Verdict: attribute.None, Reason: "no rule fired and the fingerprint matches the baseline", Fired: []attribute.Fired{}},
 		Diff: &diff.Diff{Scenario: "web-service", Deviations: []diff.Deviation{}}, Timeline: report.TimelineOf(observation(), time.Time{})})

@@ -56,10 +56,11 @@ func mainErr() int {
 	out := flag.String("out", repo.Out("bench"), "directory for bench.json, bench.txt and the largest observation")
 	scales := flag.String("scale", "100,1000,5000", "pod counts of the scale scenarios (each must have fixtures/bench/pods-N.yaml); empty: none")
 	catalogMode := flag.String("catalog", "parallel", "the whole catalog: parallel (--parallel 4), both (also serially, about 21 more minutes) or none")
+	providers := flag.String("providers", "local,kind", "providers measured side by side (start, the 10-pod scenario, peak memory), one run each; empty: none")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	if err := benchmark(ctx, *out, *scales, *catalogMode); err != nil {
+	if err := benchmark(ctx, *out, *scales, *catalogMode, *providers); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		if ctx.Err() != nil {
 			return 130
@@ -73,7 +74,7 @@ func logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "[bench %s] %s\n", time.Now().Format("15:04:05.000"), fmt.Sprintf(format, args...))
 }
 
-func benchmark(ctx context.Context, out, scales, catalogMode string) error {
+func benchmark(ctx context.Context, out, scales, catalogMode, providers string) error {
 	var ns []int
 	for _, f := range strings.Split(scales, ",") {
 		if strings.TrimSpace(f) == "" && strings.TrimSpace(scales) == "" {
@@ -99,6 +100,14 @@ func benchmark(ctx context.Context, out, scales, catalogMode string) error {
 		Karpenter: tc.Versions.Karpenter, Kubernetes: tc.Versions.Kubernetes}}
 	if err := onCluster(ctx, tc, rep, out, ns); err != nil {
 		return err
+	}
+	for _, k := range strings.Split(providers, ",") {
+		if k = strings.TrimSpace(k); k == "" {
+			continue
+		}
+		if err := sideBySide(ctx, tc, rep, cluster.Kind(k)); err != nil {
+			return fmt.Errorf("-providers %s: %w", k, err)
+		}
 	}
 	if catalogMode != "none" {
 		if err := wholeCatalog(ctx, tc, rep, out, catalogMode == "both"); err != nil {
@@ -266,6 +275,69 @@ func scale(ctx context.Context, rep *bench.Report, h *harness.Harness, n int, lo
 	rep.Add(g, "teardown after settling", t0.Add(wall).Sub(ob.End).Seconds(), "s", "objects deleted, Karpenter removed every NodeClaim, namespace gone")
 	addUsage(rep, g, n, usage)
 	return res, nil
+}
+
+// sideBySide measures one provider once, as the group "provider <kind>":
+// the start (cluster up to Karpenter healthy, a node image or toolchain
+// build left out), the 10-pod scenario's wall time (apply → verdict), and
+// the peak memory of everything the cluster runs on this machine (the
+// processes' peak resident sets, and a provider's node containers'
+// cgroup high-water marks, page cache included).
+func sideBySide(ctx context.Context, tc *toolchain.Toolchain, rep *bench.Report, k cluster.Kind) (err error) {
+	logf("provider %s: starting a cluster", k)
+	var built time.Duration
+	var ready time.Time
+	started := time.Now()
+	h, err := harness.New(ctx, harness.WithName(fmt.Sprintf("bench-%s-%d", k, os.Getpid())), harness.WithToolchain(tc), harness.WithProvider(k),
+		harness.WithProgress(func(msg string) { logf("%s", msg) }),
+		harness.WithClusterEvents(func(e cluster.Event) {
+			switch {
+			case e.Done && e.Phase == "toolchain":
+				built = e.Elapsed
+			case e.Done && e.Phase == "ready":
+				ready = time.Now()
+			}
+		}))
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, h.Close(ctx)) }()
+	g := "provider " + string(k)
+	rep.Add(g, "cluster up to Karpenter healthy", (ready.Sub(started) - built).Seconds(), "s", "one start; a toolchain or node image build left out")
+	pids, err := componentPIDs(ctx, h.Provider)
+	if err != nil {
+		return err
+	}
+	s, err := repo.Loader(tc).LoadFiles(repo.At(tc.Root).BenchScenario("pods-10"))
+	if err != nil {
+		return err
+	}
+	sm := bench.NewSampler(pids, 250*time.Millisecond)
+	sm.Start(ctx)
+	t0 := time.Now()
+	res, err := h.Runner.Run(ctx, s[0])
+	wall := time.Since(t0)
+	usage := sm.Stop()
+	if err != nil {
+		return err
+	}
+	rep.Add(g, "pods-10: harness wall time", wall.Seconds(), "s", string(res.Observation.Outcome)+"; "+res.Fingerprint.Selection.Key())
+	var procs int64
+	for _, u := range usage {
+		procs += u.PeakRSSBytes
+	}
+	note := "sum of the processes' peaks (harness included)"
+	if nc, ok := h.Provider.(cluster.NodeContainers); ok {
+		peak, err := nc.NodeContainersPeakMemory(ctx)
+		if err != nil {
+			return err
+		}
+		rep.Add(g, "node containers peak memory", mb(peak), "MB", "cgroup high-water mark, page cache included")
+		procs += peak
+		note += " and the node containers'"
+	}
+	rep.Add(g, "peak memory", mb(procs), "MB", note)
+	return nil
 }
 
 // addUsage adds the harness's and the components' peak memory and CPU.

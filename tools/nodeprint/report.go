@@ -32,7 +32,8 @@ func reportScenarios(ctx context.Context, command string, f *scenarioFlags, path
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		rep.Stack = report.Stack{Karpenter: h.Provenance.Karpenter, Kubernetes: h.Provenance.Kubernetes, Cluster: h.Name}
+		rep.Stack = report.Stack{Karpenter: h.Provenance.Karpenter, Kubernetes: h.Provenance.Kubernetes, Cluster: h.Name,
+			Provider: string(h.Kind()), Nodes: h.Nodes()}
 		rep.Add(sc)
 		if !asJSON {
 			print(stdout, &sc)
