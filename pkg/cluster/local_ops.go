@@ -15,6 +15,7 @@ import (
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -62,7 +63,37 @@ func (l *Local) applyManifests(ctx context.Context) error {
 	ns.SetAPIVersion("v1")
 	ns.SetKind("Namespace")
 	ns.SetName(KarpenterNamespace)
-	return kube.Apply(ctx, c, append(stages, ns)...)
+	return l.applyNewKinds(ctx, c, append(stages, ns))
+}
+
+// newKindsTimeout bounds how long applyNewKinds waits for the API
+// server's discovery to serve kinds whose CRDs were just established.
+const newKindsTimeout = 30 * time.Second
+
+// applyNewKinds applies objs, some of kinds whose CRDs were established a
+// moment ago. Established is not yet served: the API server's discovery can
+// lag it (seen on kind: "no matches for kind Stage in version
+// kwok.x-k8s.io/v1alpha1" right after KWOK's CRDs were established), and a
+// client caches what discovery said. So while a kind is unknown, it asks
+// again with a new client, up to newKindsTimeout.
+func (l *Local) applyNewKinds(ctx context.Context, c client.Client, objs []*unstructured.Unstructured) error {
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 250*time.Millisecond, newKindsTimeout, true, func(ctx context.Context) (bool, error) {
+		last = kube.Apply(ctx, c, objs...)
+		if !meta.IsNoMatchError(last) {
+			return last == nil, last
+		}
+		nc, err := kube.NewClient(l.Kubeconfig())
+		if err != nil {
+			return false, err
+		}
+		c = nc
+		return false, nil
+	})
+	if err != nil && meta.IsNoMatchError(last) {
+		return fmt.Errorf("the API server did not serve the new kinds within %s: %w", newKindsTimeout, last)
+	}
+	return err
 }
 
 // applyCRDs applies the CRDs in dir and waits until each is established.

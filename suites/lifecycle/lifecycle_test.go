@@ -344,6 +344,7 @@ var _ = Describe("the kind provider", Label("suite:lifecycle", "provider:kind"),
 		Expect(up.Code).To(Equal(0), "cluster up --provider kind; stderr:\n%s", up.Stderr)
 		Expect(up.Stdout+up.Stderr).To(ContainSubstring("kind's route on this engine: "), "up says which route the nodes took")
 		Expect(up.Stdout).To(MatchRegexp(`(?m)^\s+kwok\s+[0-9.]+m?s$`))
+		Expect(up.Stdout).To(ContainSubstring("stop it with: nodeprint cluster down --provider kind --name "+name), "the hint stops this cluster, not a local one")
 		st := cli.ExpectRun(ctx, 0, "cluster", "status", "--provider", "kind", "--name", name)
 		for _, comp := range []string{"kube-apiserver", "kwok-controller", "karpenter"} {
 			Expect(st.Stdout).To(MatchRegexp(`(?m)^%s\s+yes\s`, comp))

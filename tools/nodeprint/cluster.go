@@ -262,7 +262,11 @@ func clusterUp(cmd *cobra.Command, f *clusterFlags, stdout, stderr io.Writer) er
 		// What a runbook's <karpenter-metrics> stands for on this cluster.
 		fmt.Fprintf(stdout, "Karpenter metrics: %s\n", m.KarpenterMetrics())
 	}
-	fmt.Fprintf(stdout, "stop it with: nodeprint cluster down --name %s\n", f.name)
+	stop := "nodeprint cluster down --name " + f.name
+	if k := cluster.Kind(f.provider); k != cluster.KindLocal {
+		stop = fmt.Sprintf("nodeprint cluster down --provider %s --name %s", k, f.name)
+	}
+	fmt.Fprintf(stdout, "stop it with: %s\n", stop)
 	return nil
 }
 
