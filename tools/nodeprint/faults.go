@@ -6,8 +6,24 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/nodeprint/nodeprint/pkg/cluster"
 	"github.com/nodeprint/nodeprint/pkg/faults"
 )
+
+// whereFaultsRun says which faults and scenarios a provider refuses, from
+// the same predicates the job's checks use (harness.CheckExisting,
+// harness.CheckPodMetrics).
+func whereFaultsRun(k cluster.Kind) string {
+	faults := "every fault"
+	if !k.Owned() {
+		faults = "L2 and L3 faults only (an L1 fault changes components nodeprint does not own)"
+	}
+	hpa := "scenarios whose workloads scale with an HPA run"
+	if !k.ServesPodMetrics() {
+		hpa = "scenarios whose workloads scale with an HPA are refused (the cluster serves no pod metrics)"
+	}
+	return faults + "; " + hpa
+}
 
 func newFaultsCmd(stdout io.Writer) *cobra.Command {
 	return &cobra.Command{
@@ -24,6 +40,10 @@ func newFaultsCmd(stdout io.Writer) *cobra.Command {
 					}
 					fmt.Fprintf(stdout, "    param %-14s %-9s default %-8s %s\n", p.Name, p.Kind, def, p.Help)
 				}
+			}
+			fmt.Fprintln(stdout, "\nwhere they run (refused before anything is applied, exit 2):")
+			for _, k := range []cluster.Kind{cluster.KindLocal, cluster.KindKind, cluster.KindExisting} {
+				fmt.Fprintf(stdout, "    %-9s %s\n", k, whereFaultsRun(k))
 			}
 			return nil
 		},

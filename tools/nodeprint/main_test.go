@@ -154,7 +154,8 @@ func TestFaultsAndRulesList(t *testing.T) {
 	if code := run(context.Background(), []string{"faults"}, &out, &errOut); code != exitOK {
 		t.Fatalf("faults: exit %d: %s", code, errOut.String())
 	}
-	for _, want := range []string{"memory-leak (L3)", "capacity-shortage (L1)", "nodepool-limits (L2)", "param rate"} {
+	for _, want := range []string{"memory-leak (L3)", "capacity-shortage (L1)", "nodepool-limits (L2)", "param rate",
+		"kind      every fault; scenarios whose workloads scale with an HPA are refused", "existing  L2 and L3 faults only"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("faults output lacks %q", want)
 		}
