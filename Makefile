@@ -28,7 +28,7 @@ toolchain:
 	@tools/toolchain/build.sh $(BIN) kubernetes etcd kwok metrics-server karpenter
 
 .PHONY: kind-node
-kind-node: ## Build the kind node image nodeprint/kind-node:<K8S_VERSION> into the local Docker engine, no registry (debootstrap, Debian's containerd; about 15 min cold)
+kind-node: ## Build the kind node image nodeprint/kind-node:<K8S_VERSION> into the local Docker engine, no registry (debootstrap, Debian's containerd; about 8 min cold after make tools)
 	@tools/toolchain/build.sh $(BIN) kubernetes etcd kind-node
 
 .PHONY: nodeprint

@@ -223,3 +223,57 @@ func (r KindRoute) useWrapper(dir string) (restore func(), err error) {
 		pathMu.Unlock()
 	}, nil
 }
+
+// kindSchedulerPath is where the node sees nodeprint's scheduler
+// configuration (an extra mount of the cluster's copy).
+const kindSchedulerPath = "/etc/nodeprint/kube-scheduler.yaml"
+
+// kindScheduler is the local provider's scheduler configuration
+// (schedulerConfig: backoff capped at 1 s, client rate limits off) with the
+// kubeconfig kubeadm writes for the scheduler: a scheduler started with
+// --config reads its connection from the file, not from its flags.
+func kindScheduler() ([]byte, error) {
+	var cfg map[string]any
+	if err := yaml.Unmarshal([]byte(schedulerConfig), &cfg); err != nil {
+		return nil, err
+	}
+	cc, _ := cfg["clientConnection"].(map[string]any)
+	if cc == nil {
+		cc = map[string]any{}
+	}
+	cc["kubeconfig"] = "/etc/kubernetes/scheduler.conf"
+	cfg["clientConnection"] = cc
+	return yaml.Marshal(cfg)
+}
+
+// withScheduler makes every control-plane node of a rendered kind
+// configuration run kube-scheduler with nodeprint's configuration, written
+// to hostPath: mounted into the node, and from there into the scheduler's
+// static pod by kubeadm. Without it the kind scheduler retries unplaced
+// pods with kubeadm's default backoff (1 s doubling to 10 s), and pod-ready
+// latencies measure where a pod was in that schedule (see schedulerConfig).
+func withScheduler(config []byte, hostPath string) ([]byte, error) {
+	cfg := &kindv1alpha4.Cluster{}
+	if err := yaml.UnmarshalStrict(config, cfg); err != nil {
+		return nil, fmt.Errorf("failed to read the rendered kind configuration: %w", err)
+	}
+	for i := range cfg.Nodes {
+		if cfg.Nodes[i].Role == kindv1alpha4.ControlPlaneRole {
+			cfg.Nodes[i].ExtraMounts = append(cfg.Nodes[i].ExtraMounts,
+				kindv1alpha4.Mount{HostPath: hostPath, ContainerPath: kindSchedulerPath, Readonly: true})
+		}
+	}
+	cfg.KubeadmConfigPatches = append(cfg.KubeadmConfigPatches, `kind: ClusterConfiguration
+scheduler:
+  extraArgs:
+  - name: config
+    value: `+kindSchedulerPath+`
+  extraVolumes:
+  - name: nodeprint-scheduler
+    hostPath: `+kindSchedulerPath+`
+    mountPath: `+kindSchedulerPath+`
+    readOnly: true
+    pathType: File
+`)
+	return yaml.Marshal(cfg)
+}

@@ -140,3 +140,37 @@ func TestNodeContainersPeakMemory(t *testing.T) {
 		})
 	}
 }
+
+// The kind scheduler gets the local provider's configuration (backoff
+// capped, rate limits off) with kubeadm's kubeconfig, mounted into every
+// control-plane node and passed with --config.
+func TestKindScheduler(t *testing.T) {
+	b, err := kindScheduler()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"podMaxBackoffSeconds: 1", "qps: 5000", "kubeconfig: /etc/kubernetes/scheduler.conf"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("scheduler configuration lacks %q:\n%s", want, b)
+		}
+	}
+	base := []byte("kind: Cluster\napiVersion: kind.x-k8s.io/v1alpha4\nnodes:\n- role: control-plane\n- role: worker\n")
+	out, err := withScheduler(base, "/w/a/kube-scheduler.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := &kindv1alpha4.Cluster{}
+	if err := yaml.UnmarshalStrict(out, cfg); err != nil {
+		t.Fatal(err)
+	}
+	want := []kindv1alpha4.Mount{{HostPath: "/w/a/kube-scheduler.yaml", ContainerPath: kindSchedulerPath, Readonly: true}}
+	if d := cmp.Diff(want, cfg.Nodes[0].ExtraMounts); d != "" {
+		t.Errorf("control plane's mounts (-want +got):\n%s", d)
+	}
+	if len(cfg.Nodes[1].ExtraMounts) != 0 {
+		t.Errorf("a worker got the scheduler's configuration: %v", cfg.Nodes[1].ExtraMounts)
+	}
+	if len(cfg.KubeadmConfigPatches) != 1 || !strings.Contains(cfg.KubeadmConfigPatches[0], "value: "+kindSchedulerPath) {
+		t.Errorf("kubeadm patches %q: want --config %s for the scheduler", cfg.KubeadmConfigPatches, kindSchedulerPath)
+	}
+}
