@@ -5,7 +5,7 @@ SHELL := /usr/bin/env bash
 .DEFAULT_GOAL := help
 
 include tools/toolchain/versions.mk
-export K8S_VERSION ETCD_VERSION KWOK_VERSION METRICS_SERVER_VERSION KARPENTER_VERSION APPROVED_GOTOOLCHAIN KIND_NODE_SUITE KIND_NODE_MIRROR
+export K8S_VERSION ETCD_VERSION KWOK_VERSION METRICS_SERVER_VERSION KARPENTER_VERSION APPROVED_GOTOOLCHAIN KIND_NODE_SUITE KIND_NODE_MIRROR HELM_VERSION
 # Never let the go command fetch a toolchain on its own: the build script
 # chooses APPROVED_GOTOOLCHAIN explicitly where a module needs it.
 export GOTOOLCHAIN ?= local
@@ -26,6 +26,12 @@ tools: toolchain nodeprint ## Build the pinned toolchain and the nodeprint CLI i
 .PHONY: toolchain
 toolchain:
 	@tools/toolchain/build.sh $(BIN) kubernetes etcd kwok metrics-server karpenter
+
+.PHONY: karpenter-image helm
+karpenter-image: ## Build Karpenter for a pod (static) and its image nodeprint/karpenter-kwok:<version>-<digest> into the local Docker engine, with the release's chart (kind --karpenter-in-cluster)
+	@tools/toolchain/build.sh $(BIN) karpenter-image
+helm: ## Build the helm CLI from its pinned module (installs Karpenter's chart for kind --karpenter-in-cluster)
+	@tools/toolchain/build.sh $(BIN) helm
 
 .PHONY: kind-node
 kind-node: ## Build the kind node image nodeprint/kind-node:<K8S_VERSION> into the local Docker engine, no registry (debootstrap, Debian's containerd; about 8 min cold after make tools)

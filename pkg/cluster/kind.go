@@ -43,9 +43,17 @@ func NewKind(opts ...Option) (*KindCluster, error) {
 	if err != nil {
 		return nil, &KindConfigError{Err: err}
 	}
-	l.cp = &kindPlane{l: l, config: cfg}
+	kp := &kindPlane{l: l, config: cfg}
+	l.cp = kp
+	if st, err := l.readState(); o.inCluster || (err == nil && st.KarpenterInCluster) {
+		kp.inCluster = true
+		l.host = chartHost{k: kp}
+	}
 	return &KindCluster{Local: l}, nil
 }
+
+// InCluster says whether Karpenter runs in the cluster (WithKarpenterInCluster).
+func (k *KindCluster) InCluster() bool { return k.cp.(*kindPlane).inCluster }
 
 // KindCluster is the kind provider: a kind node holds the control plane,
 // and the harness runs KWOK's controller and Karpenter beside it as the
@@ -152,6 +160,8 @@ type kindPlane struct {
 	route KindRoute
 	// buildImage: the node image is nodeprint's and not in the engine.
 	buildImage bool
+	// inCluster: Karpenter runs in the cluster from its chart (chartHost).
+	inCluster bool
 }
 
 func (k *kindPlane) kind() Kind         { return KindKind }
@@ -221,11 +231,18 @@ func (k *kindPlane) missingNodeImage(ctx context.Context) (bool, error) {
 // build builds nodeprint's node image into the engine when preflight found
 // it missing (tools/toolchain/kind-node).
 func (k *kindPlane) build(ctx context.Context) error {
-	if !k.buildImage {
+	if k.buildImage {
+		k.l.opts.progress(Event{Phase: "toolchain", Message: "node image " + KindNodeImage(k.l.tc) + " is not in the engine: building it (make kind-node; about 8 minutes cold on 2 cores)"})
+		if err := k.l.tc.Build(ctx, k.l.opts.buildLog, "kubernetes", "etcd", "kind-node"); err != nil {
+			return err
+		}
+	}
+	if !k.inCluster {
 		return nil
 	}
-	k.l.opts.progress(Event{Phase: "toolchain", Message: "node image " + KindNodeImage(k.l.tc) + " is not in the engine: building it (make kind-node; about 8 minutes cold on 2 cores)"})
-	return k.l.tc.Build(ctx, k.l.opts.buildLog, "kubernetes", "etcd", "kind-node")
+	// Each is a no-op when its stamp is current.
+	k.l.opts.progress(Event{Phase: "toolchain", Message: "checking Karpenter's in-cluster image and helm (make karpenter-image helm; built when missing)"})
+	return k.l.tc.Build(ctx, k.l.opts.buildLog, "karpenter-image", "helm")
 }
 
 // start creates the kind cluster. kind's Create takes no context: on
@@ -251,6 +268,11 @@ func (k *kindPlane) start(ctx context.Context) error {
 	}
 	if k.config, err = withScheduler(k.config, schedPath); err != nil {
 		return err
+	}
+	if k.inCluster {
+		if err := k.mapKarpenterMetrics(); err != nil {
+			return err
+		}
 	}
 	// Written only now: its presence is what tells stop that the kind
 	// cluster of this name is nodeprint's to delete.

@@ -277,3 +277,20 @@ scheduler:
 `)
 	return yaml.Marshal(cfg)
 }
+
+// withPortMapping maps loopback port hostPort of this machine to
+// containerPort of the control-plane node.
+func withPortMapping(config []byte, containerPort, hostPort int) ([]byte, error) {
+	cfg := &kindv1alpha4.Cluster{}
+	if err := yaml.UnmarshalStrict(config, cfg); err != nil {
+		return nil, fmt.Errorf("failed to read the rendered kind configuration: %w", err)
+	}
+	for i := range cfg.Nodes {
+		if cfg.Nodes[i].Role == kindv1alpha4.ControlPlaneRole {
+			cfg.Nodes[i].ExtraPortMappings = append(cfg.Nodes[i].ExtraPortMappings, kindv1alpha4.PortMapping{
+				ContainerPort: int32(containerPort), HostPort: int32(hostPort), ListenAddress: "127.0.0.1", Protocol: kindv1alpha4.PortMappingProtocolTCP})
+			break
+		}
+	}
+	return yaml.Marshal(cfg)
+}

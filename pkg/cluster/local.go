@@ -29,6 +29,9 @@ type Local struct {
 	// plane's work dir.
 	dir string
 	cp  controlPlane
+	// host runs Karpenter: a process of this machine unless the kind
+	// provider runs it in the cluster.
+	host karpenterHost
 
 	mu     sync.Mutex
 	cached *statusClients
@@ -96,6 +99,9 @@ type state struct {
 	// KwokPort is the health port of KWOK's controller where the harness
 	// runs it (kind); kwokctl keeps its own.
 	KwokPort int `json:"kwokPort,omitempty"`
+	// KarpenterInCluster: Karpenter runs in the kind cluster from its
+	// chart, its metrics on the loopback port KarpenterMetricsPort.
+	KarpenterInCluster bool `json:"karpenterInCluster,omitempty"`
 	// Owner is the process the cluster lives for (WithTemporary); none
 	// for a cluster from `nodeprint cluster up`.
 	Owner *Owner `json:"owner,omitempty"`
@@ -125,6 +131,7 @@ func NewLocal(opts ...Option) (*Local, error) {
 	}
 	l := &Local{opts: o, tc: tc, dir: filepath.Join(o.workRoot, o.name)}
 	l.cp = &kwokctlPlane{l: l}
+	l.host = processHost{l: l}
 	return l, nil
 }
 
@@ -248,7 +255,7 @@ func (l *Local) Up(ctx context.Context) (err error) {
 			return err
 		}
 		// Before anything starts: runKarpenter refuses it anyway.
-		return CheckKarpenterBinary(l.tc.Paths().Karpenter)
+		return l.karpenter().checkBinary()
 	}); err != nil {
 		return err
 	}
@@ -283,7 +290,7 @@ func (l *Local) Up(ctx context.Context) (err error) {
 	}()
 
 	st := state{Name: l.opts.name, CreatedAt: time.Now().UTC(), KubernetesVersion: l.tc.Versions.Kubernetes,
-		KarpenterVersion: l.tc.Versions.Karpenter, KarpenterBinary: l.tc.Paths().Karpenter}
+		KarpenterVersion: l.tc.Versions.Karpenter, KarpenterBinary: l.karpenter().binary()}
 	if l.opts.temporary {
 		st.Owner = currentOwner()
 	}
@@ -308,7 +315,7 @@ func (l *Local) Up(ctx context.Context) (err error) {
 		if err != nil {
 			return err
 		}
-		st, err = l.startKarpenter(ctx, cur)
+		st, err = l.karpenter().start(ctx, cur)
 		return err
 	}); err != nil {
 		return err
@@ -455,8 +462,9 @@ func (l *Local) UseKarpenterBuild(ctx context.Context, build Build) error {
 	return l.restartKarpenterAs(ctx, st.APIServerVia, build)
 }
 
-// KarpenterBinary is the toolchain's Karpenter (or the build it was given).
-func (l *Local) KarpenterBinary() string { return l.tc.Paths().Karpenter }
+// KarpenterBinary is the toolchain's Karpenter (or the build it was
+// given), or the build the in-cluster image holds.
+func (l *Local) KarpenterBinary() string { return l.karpenter().binary() }
 
 // Catalog is the instance catalog Karpenter runs with now: the one a
 // scenario switched to, else the KWOK provider's generic catalog.
@@ -485,7 +493,7 @@ func (l *Local) KarpenterMetrics() string {
 	if err != nil {
 		return ""
 	}
-	return fmt.Sprintf("http://127.0.0.1:%d/metrics", st.KarpenterMetricsPort)
+	return l.karpenter().metricsURL(st)
 }
 
 // RestartKarpenterVia restarts Karpenter with its API-server traffic sent

@@ -132,9 +132,10 @@ func waitEstablished(ctx context.Context, c client.Client, name string) error {
 	return nil
 }
 
-// startKarpenter starts Karpenter on two free loopback ports and waits for
-// its readiness probe.
-func (l *Local) startKarpenter(ctx context.Context, st state) (state, error) {
+// start starts Karpenter on two free loopback ports and waits for its
+// readiness probe.
+func (p processHost) start(ctx context.Context, st state) (state, error) {
+	l := p.l
 	ports, err := freePorts(2)
 	if err != nil {
 		return st, err
@@ -354,7 +355,22 @@ func (l *Local) Status(ctx context.Context) (Status, error) {
 			out.KubernetesVersion = v.GitVersion
 		}
 	}
-	out.Components = l.cp.components(ctx, cl, cerr)
+	out.Components = append(l.cp.components(ctx, cl, cerr), l.karpenter().status(ctx, st, cl, cerr))
+	return out, nil
+}
+
+// stop stops the Karpenter process for Down.
+func (p processHost) stop(ctx context.Context, st state) error {
+	p.l.opts.progress(Event{Phase: "down", Message: "stopping Karpenter"})
+	if h, err := process.Adopt(p.l.karpenterSpec(st)); err == nil {
+		return h.Stop(ctx, 10*time.Second)
+	}
+	return nil
+}
+
+// status probes the Karpenter process's readiness endpoint.
+func (p processHost) status(ctx context.Context, st state, _ *statusClients, _ error) ComponentStatus {
+	l := p.l
 	kerr := error(nil)
 	h, err := process.Adopt(l.karpenterSpec(st))
 	kpid := 0
@@ -365,8 +381,7 @@ func (l *Local) Status(ctx context.Context) (Status, error) {
 		kpid = h.PID
 		kerr = httpOK(ctx, fmt.Sprintf("http://127.0.0.1:%d/readyz", st.KarpenterHealthPort))
 	}
-	out.Components = append(out.Components, probed("karpenter", kerr, fmt.Sprintf("%s /readyz ok", st.KarpenterVersion), kpid, l.KarpenterLog()))
-	return out, nil
+	return probed("karpenter", kerr, fmt.Sprintf("%s /readyz ok", st.KarpenterVersion), kpid, l.KarpenterLog())
 }
 
 // probed is one component's status: err from its probe, ok what a passed
@@ -414,11 +429,8 @@ func (l *Local) Down(ctx context.Context) error {
 	start := time.Now()
 	var errs []error
 	if st, err := l.readState(); err == nil && st.KarpenterBinary != "" {
-		l.opts.progress(Event{Phase: "down", Message: "stopping Karpenter"})
-		if h, err := process.Adopt(l.karpenterSpec(st)); err == nil {
-			if err := h.Stop(ctx, 10*time.Second); err != nil {
-				errs = append(errs, err)
-			}
+		if err := l.karpenter().stop(ctx, st); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if err := l.cp.stop(ctx); err != nil {
@@ -463,12 +475,32 @@ func (l *Local) restartKarpenter(ctx context.Context, via string) error {
 // traffic through via, and from build's binary where one is given (the
 // running one is stopped with the state it was started with).
 func (l *Local) restartKarpenterAs(ctx context.Context, via string, build Build) error {
-	st, err := l.readState()
+	was, err := l.readState()
 	if err != nil {
 		return err
 	}
+	st := was
+	switched := build.Binary != "" && build.Binary != st.KarpenterBinary
+	st.APIServerVia = via
+	if switched {
+		st.KarpenterBinary, st.KarpenterVersion = build.Binary, cmp.Or(build.Version, st.KarpenterVersion)
+	}
+	msg := "starting Karpenter " + st.KarpenterVersion + " again"
+	if switched {
+		msg = fmt.Sprintf("starting Karpenter %s from %s", st.KarpenterVersion, st.KarpenterBinary)
+	}
+	if via != "" {
+		msg += ", its API traffic through " + via
+	}
+	return l.karpenter().restart(ctx, was, st, msg)
+}
+
+// restart stops the Karpenter process (started as was says) and starts it
+// as st says, bounded like `up`.
+func (p processHost) restart(ctx context.Context, was, st state, msg string) error {
+	l := p.l
 	pid := 0
-	h, herr := process.Adopt(l.karpenterSpec(st))
+	h, herr := process.Adopt(l.karpenterSpec(was))
 	if herr == nil {
 		pid = h.PID
 	}
@@ -479,28 +511,16 @@ func (l *Local) restartKarpenterAs(ctx context.Context, via string, build Build)
 			return err
 		}
 	}
-	switched := build.Binary != "" && build.Binary != st.KarpenterBinary
-	if st.APIServerVia != via || switched {
-		st.APIServerVia = via
-		if switched {
-			st.KarpenterBinary, st.KarpenterVersion = build.Binary, cmp.Or(build.Version, st.KarpenterVersion)
-		}
+	if st.APIServerVia != was.APIServerVia || st.KarpenterBinary != was.KarpenterBinary {
 		if err := l.writeState(st); err != nil {
 			return err
 		}
-	}
-	msg := "starting Karpenter " + st.KarpenterVersion + " again"
-	if switched {
-		msg = fmt.Sprintf("starting Karpenter %s from %s", st.KarpenterVersion, st.KarpenterBinary)
-	}
-	if via != "" {
-		msg += ", its API traffic through " + via
 	}
 	// Bounded like `up`: a Karpenter that cannot reach the API server
 	// (through a degraded proxy, say) must not hang the caller.
 	ctx, cancel := context.WithTimeout(ctx, l.opts.timeout)
 	defer cancel()
-	err = l.phase(ctx, "karpenter", msg, func(ctx context.Context) error {
+	err := l.phase(ctx, "karpenter", msg, func(ctx context.Context) error {
 		return l.runKarpenter(ctx, st)
 	})
 	// A run's switch failed: a temporary cluster's teardown would delete

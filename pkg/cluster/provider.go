@@ -9,6 +9,7 @@
 package cluster
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -51,6 +52,10 @@ type ComponentStatus struct {
 	PID    int
 	// Exited is true when the component's process is gone.
 	Exited bool
+	// Restarts counts the restarts of the component's container where a
+	// container runtime counts them (a pod's); PID says nothing then. An
+	// increase means it restarted; a new pod starts from 0.
+	Restarts int32
 	// Log is the component's log file, where the harness knows it.
 	Log string
 	// Via names the component this one is probed through (etcd through the
@@ -132,6 +137,8 @@ type Options struct {
 	catalog string
 	// temporary records the calling process as the cluster's owner.
 	temporary bool
+	// inCluster runs Karpenter in the kind cluster from its chart.
+	inCluster bool
 }
 
 // Option configures a provider.
@@ -168,6 +175,13 @@ func WithKubeconfig(path string) Option { return func(o *Options) { o.kubeconfig
 // refuses every catalog). The local and kind providers switch catalogs
 // themselves and ignore it.
 func WithCatalog(path string) Option { return func(o *Options) { o.catalog = path } }
+
+// WithKarpenterInCluster makes the kind provider run Karpenter in the
+// cluster, as Karpenter's own CI does: its image built locally, loaded into
+// the nodes, installed from the release's chart (default: a process of
+// this machine, as the local provider runs it). A cluster that was started
+// so is reopened so without it. The other providers refuse it.
+func WithKarpenterInCluster() Option { return func(o *Options) { o.inCluster = true } }
 
 // DefaultName is the cluster name used when none is given.
 const DefaultName = "nodeprint"
@@ -228,12 +242,27 @@ var ErrAlreadyRunning = errors.New("cluster already exists")
 // New returns the provider of the given kind.
 func New(kind Kind, opts ...Option) (Provider, error) {
 	switch kind {
-	case KindLocal, "":
+	case KindLocal, "", KindExisting:
+		var o Options
+		for _, opt := range opts {
+			opt(&o)
+		}
+		if o.inCluster {
+			return nil, fmt.Errorf("the %s provider cannot run Karpenter in the cluster: only the kind provider can (--provider kind)", cmp.Or(kind, KindLocal))
+		}
+		if kind == KindExisting {
+			return NewExisting(opts...)
+		}
 		return NewLocal(opts...)
-	case KindExisting:
-		return NewExisting(opts...)
 	case KindKind:
-		return NewKind(opts...)
+		k, err := NewKind(opts...)
+		if err != nil {
+			return nil, err
+		}
+		if k.InCluster() {
+			return &KindInCluster{k: k}, nil
+		}
+		return k, nil
 	default:
 		return nil, fmt.Errorf("unknown cluster provider %q: want local, kind or existing", kind)
 	}

@@ -7,17 +7,17 @@ import "context"
 // assertion on the capability), never by a provider's name or concrete
 // type. Which provider has which:
 //
-//	capability              local  kind  existing
-//	KarpenterOwner          yes    yes   no
-//	KarpenterSwitcher       yes    yes   yes (accepts only its own catalog, default settings)
-//	KarpenterBuildSwitcher  yes    yes   no
-//	KarpenterMetrics        yes    yes   no
-//	KarpenterProcess        yes    yes   no
-//	KarpenterRerouter       yes    yes   no
-//	ComponentRestarter      yes    yes   no
-//	CatalogSource           yes    yes   yes (the --catalog it was given)
-//	NodeContainers          no     yes   no
-//	NodeRoute               no     yes   no
+//	capability              local  kind  kind, Karpenter in-cluster  existing
+//	KarpenterOwner          yes    yes   yes (the image's binary)     no
+//	KarpenterSwitcher       yes    yes   yes (upgrades the chart)     yes (accepts only its own catalog, default settings)
+//	KarpenterBuildSwitcher  yes    yes   no                           no
+//	KarpenterMetrics        yes    yes   yes                          no
+//	KarpenterProcess        yes    yes   no                           no
+//	KarpenterRerouter       yes    yes   no                           no
+//	ComponentRestarter      yes    yes   yes (rolls the pod)          no
+//	CatalogSource           yes    yes   yes                          yes (the --catalog it was given)
+//	NodeContainers          no     yes   yes                          no
+//	NodeRoute               no     yes   yes                          no
 
 // Provider is a cluster nodeprint can run scenarios on.
 type Provider interface {

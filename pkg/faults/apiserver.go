@@ -23,7 +23,7 @@ import (
 
 func init() {
 	register(&Definition{
-		Name: "apiserver-degraded", Layer: L1, Exclusive: true,
+		Name: "apiserver-degraded", Layer: L1, Exclusive: true, KarpenterProcess: true,
 		Summary: "Karpenter's traffic to the API server passes through a proxy of the harness that adds latency, " +
 			"refuses a share of new connections and cuts established ones.",
 		Params: []Param{

@@ -128,7 +128,11 @@ type Definition struct {
 	// Exclusive faults act on the whole cluster, so no other scenario may
 	// run beside them (nodeprint run --parallel schedules them alone).
 	Exclusive bool
-	new       func(v Values, t *Target) (Injector, error)
+	// KarpenterProcess faults act on Karpenter as a process of this
+	// machine (its API traffic rerouted through a proxy of the harness): a
+	// cluster that runs Karpenter in a pod refuses them.
+	KarpenterProcess bool
+	new              func(v Values, t *Target) (Injector, error)
 }
 
 // Values are a fault's parsed parameters, defaults applied.

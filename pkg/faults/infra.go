@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/nodeprint/nodeprint/pkg/attribute"
+	"github.com/nodeprint/nodeprint/pkg/cluster"
 )
 
 // Infrastructure faults break what lies under Karpenter: the cloud's
@@ -24,8 +25,8 @@ import (
 // CapacityConfigMap is the ConfigMap, in Karpenter's namespace, whose rules
 // the capacity decorator applies.
 const (
-	CapacityConfigMap = "nodeprint-capacity"
-	KarpenterNS       = "karpenter"
+	CapacityConfigMap = cluster.CapacityConfigMap
+	KarpenterNS       = cluster.KarpenterNamespace
 )
 
 func init() {

@@ -63,3 +63,17 @@ func CheckPodMetrics(s *scenario.Scenario, kind cluster.Kind) error {
 	}
 	return nil
 }
+
+// CheckKarpenterPlacement refuses, where Karpenter runs in the cluster
+// (inCluster), a fault that acts on Karpenter as a process of this machine
+// (faults.Definition.KarpenterProcess).
+func CheckKarpenterPlacement(s *scenario.Scenario, inCluster bool) error {
+	if !inCluster || s.Spec.Fault == nil {
+		return nil
+	}
+	if d, ok := faults.Lookup(s.Spec.Fault.Name); ok && d.KarpenterProcess {
+		return &UnsupportedError{Scenario: s.Path, Field: "spec.fault.name",
+			Reason: fmt.Sprintf("%s acts on Karpenter as a process of this machine, and Karpenter runs in the cluster (--karpenter-in-cluster); run the scenario without it", s.Spec.Fault.Name)}
+	}
+	return nil
+}

@@ -90,3 +90,41 @@ func TestCheckPodMetrics(t *testing.T) {
 		})
 	}
 }
+
+// Where Karpenter runs in a pod, only the faults that act on it as a
+// process of this machine are refused, naming the fault's field.
+func TestCheckKarpenterPlacement(t *testing.T) {
+	l := &scenario.Loader{FixturesDir: "../../fixtures", GenericCatalog: "generic.json", ValidateFault: faults.Validate}
+	entries, err := os.ReadDir("../../fixtures/scenarios/faults")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refused := 0
+	for _, e := range append(entries, nil) {
+		file := "web-service.yaml"
+		if e != nil {
+			file = "faults/" + e.Name()
+		}
+		ss, err := l.LoadFiles(filepath.Join("../../fixtures/scenarios", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := CheckKarpenterPlacement(ss[0], false); err != nil {
+			t.Errorf("%s refused with Karpenter as a process: %v", file, err)
+		}
+		err = CheckKarpenterPlacement(ss[0], true)
+		want := file == "faults/apiserver-degraded.yaml"
+		var u *UnsupportedError
+		switch {
+		case want && (!errors.As(err, &u) || u.Field != "spec.fault.name" || !strings.Contains(err.Error(), "--karpenter-in-cluster")):
+			t.Errorf("%s: got %v, want an *UnsupportedError on spec.fault.name naming --karpenter-in-cluster", file, err)
+		case !want && err != nil:
+			t.Errorf("%s refused in-cluster: %v", file, err)
+		case want:
+			refused++
+		}
+	}
+	if refused != 1 {
+		t.Errorf("%d scenarios refused, want apiserver-degraded only", refused)
+	}
+}

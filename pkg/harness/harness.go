@@ -56,6 +56,7 @@ type Harness struct {
 
 type options struct {
 	kind       cluster.Kind
+	inCluster  bool
 	reuse      string
 	name       string
 	kubeconfig string
@@ -83,6 +84,11 @@ type Option func(*options)
 
 // WithProvider chooses the cluster's provider (default local).
 func WithProvider(k cluster.Kind) Option { return func(o *options) { o.kind = k } }
+
+// WithKarpenterInCluster runs Karpenter in the kind cluster the job
+// starts, from its chart (cluster.WithKarpenterInCluster; default: a
+// process of this machine).
+func WithKarpenterInCluster() Option { return func(o *options) { o.inCluster = true } }
 
 // WithCluster reuses the running cluster of that name instead of bringing
 // one up; it must be healthy, and Close leaves it running (default: bring
@@ -206,6 +212,9 @@ func (h *Harness) newProvider(catalog string) error {
 	if o.buildLog != nil {
 		copts = append(copts, cluster.WithBuildOutput(o.buildLog))
 	}
+	if o.inCluster {
+		copts = append(copts, cluster.WithKarpenterInCluster())
+	}
 	if o.reuse == "" {
 		// A cluster of this job only: if the job is killed, prune finds it.
 		copts = append(copts, cluster.WithTemporary())
@@ -286,8 +295,8 @@ func (h *Harness) newRunner(ctx context.Context) error {
 	// them whether it had Karpenter to itself.
 	ropts := []run.Option{run.WithSupervisor(h.watch), run.WithProgress(h.o.progress),
 		run.WithTenancyDir(filepath.Join(h.o.toolchain.Work, "tenancy"))}
-	if _, ok := h.Provider.(cluster.KarpenterOwner); ok {
-		k, err := run.KarpenterOf(h.o.toolchain)
+	if owner, ok := h.Provider.(cluster.KarpenterOwner); ok {
+		k, err := run.KarpenterAt(owner.KarpenterBinary(), h.o.toolchain.Versions.Karpenter)
 		if err != nil {
 			return err
 		}

@@ -219,6 +219,12 @@ func (j *Job) checkFlags(context.Context) error {
 	default:
 		return fmt.Errorf("unknown cluster provider %q: want local, kind or existing", o.kind)
 	}
+	if o.inCluster && o.kind != cluster.KindKind {
+		return fmt.Errorf("--karpenter-in-cluster needs --provider kind: only a kind cluster runs Karpenter from its chart (the %s provider runs it as a process)", o.kind)
+	}
+	if o.inCluster && o.karpenterBinary != "" {
+		return errors.New("--karpenter-binary with --karpenter-in-cluster: the in-cluster image is built from the release's sources (make karpenter-image); run your binary as a process: leave out --karpenter-in-cluster")
+	}
 	return j.karpenterUnderTest()
 }
 
@@ -314,6 +320,9 @@ func (j *Job) checkScenarios(ctx context.Context) error {
 			}
 		}
 		if err := CheckPodMetrics(s, j.o.kind); err != nil {
+			return &UsageError{Err: err}
+		}
+		if err := CheckKarpenterPlacement(s, j.o.inCluster); err != nil {
 			return &UsageError{Err: err}
 		}
 	}

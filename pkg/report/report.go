@@ -74,7 +74,8 @@ type Stack struct {
 	// Provider is the cluster's provider (local, kind, existing).
 	Provider string `json:"provider,omitempty"`
 	// Nodes says how the provider's nodes started, where that differs by
-	// machine (kind: privileged, or through nodeprint's docker wrapper).
+	// machine (kind: privileged, or through nodeprint's docker wrapper),
+	// and where Karpenter runs when not as a process of this machine.
 	Nodes string `json:"nodes,omitempty"`
 }
 

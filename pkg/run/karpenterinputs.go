@@ -21,7 +21,12 @@ var binaryDigests filecache.Cache[string]
 // as a change even at the same version) and its non-default settings
 // (none: nodeprint runs Karpenter with its defaults).
 func KarpenterOf(tc *toolchain.Toolchain) (inputs.Karpenter, error) {
-	path := tc.Paths().Karpenter
+	return KarpenterAt(tc.Paths().Karpenter, tc.Versions.Karpenter)
+}
+
+// KarpenterAt is the Karpenter input of the binary at path, a build of
+// release version (a provider's own build: the in-cluster image's).
+func KarpenterAt(path, version string) (inputs.Karpenter, error) {
 	digest, err := binaryDigests.Load(path, func(path string) (string, error) {
 		f, err := os.Open(path)
 		if err != nil {
@@ -37,5 +42,5 @@ func KarpenterOf(tc *toolchain.Toolchain) (inputs.Karpenter, error) {
 	if err != nil {
 		return inputs.Karpenter{}, fmt.Errorf("failed to digest the Karpenter binary: %w", err)
 	}
-	return inputs.Karpenter{Version: tc.Versions.Karpenter, Binary: digest}, nil
+	return inputs.Karpenter{Version: version, Binary: digest}, nil
 }

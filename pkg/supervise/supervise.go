@@ -88,6 +88,8 @@ type component struct {
 	down bool
 	// waiting is the pid a pidfd waiter watches.
 	waiting int
+	// restarts is the container restart count last seen.
+	restarts int32
 }
 
 // Watcher supervises a cluster until Stop.
@@ -289,6 +291,8 @@ func (w *Watcher) update(now time.Time, cs cluster.ComponentStatus, blocked bool
 		if !w.planned(cs.Name, c.pid) {
 			add(fmt.Sprintf("restarted (pid %d → %d)", c.pid, cs.PID))
 		}
+	case cs.Restarts > c.restarts:
+		add(fmt.Sprintf("restarted (its container restarted %d more time(s))", cs.Restarts-c.restarts))
 	case c.pid > 0 && (cs.Exited || cs.PID == 0) && !c.down:
 		if !w.planned(cs.Name, c.pid) {
 			c.down = true
@@ -302,6 +306,7 @@ func (w *Watcher) update(now time.Time, cs cluster.ComponentStatus, blocked bool
 	if cs.PID > 0 && !cs.Exited {
 		c.pid = cs.PID
 	}
+	c.restarts = cs.Restarts
 	switch {
 	case cs.Healthy:
 		c.failing, c.down = time.Time{}, false

@@ -40,6 +40,9 @@ type Versions struct {
 	// node image's root filesystem and the mirror it is read from.
 	KindNodeSuite  string
 	KindNodeMirror string
+	// Helm is the helm release that installs Karpenter's chart in a kind
+	// cluster (--karpenter-in-cluster).
+	Helm string
 }
 
 // Toolchain is where nodeprint's files, binaries and state are.
@@ -81,6 +84,13 @@ type Paths struct {
 	KarpenterCRDs string
 	// InstanceTypes is the KWOK provider's generic catalog of that module.
 	InstanceTypes string
+	// KarpenterPod is the directory of that release built to run in a pod
+	// (the karpenter-image component): its static binary karpenter-kwok,
+	// the file image naming the image built from it, and chart, the
+	// release's kwok/charts.
+	KarpenterPod string
+	// Helm is the helm CLI (the helm component).
+	Helm string
 }
 
 // MissingError lists built files that are not there.
@@ -148,6 +158,7 @@ var versionVars = []struct {
 	{"APPROVED_GOTOOLCHAIN", "go1.", "go1.27.3", func(v *Versions) *string { return &v.ApprovedGo }},
 	{"KIND_NODE_SUITE", "", "bookworm", func(v *Versions) *string { return &v.KindNodeSuite }},
 	{"KIND_NODE_MIRROR", "http", "http://deb.debian.org/debian", func(v *Versions) *string { return &v.KindNodeMirror }},
+	{"HELM_VERSION", "v", "v1.2.3", func(v *Versions) *string { return &v.Helm }},
 }
 
 // Env is the pinned versions as the build script reads them.
@@ -175,5 +186,6 @@ func (t *Toolchain) Paths() Paths {
 		KwokKustomize: filepath.Join(b, "kwok-kustomize"), KwokCRDs: filepath.Join(b, "kwok-kustomize", "crd", "bases"),
 		Karpenter: karpenter, KarpenterCRDs: filepath.Join(k, "crds"),
 		InstanceTypes: filepath.Join(k, "instance_types.json"),
+		KarpenterPod:  filepath.Join(k, "in-cluster"), Helm: filepath.Join(b, "helm"),
 	}
 }

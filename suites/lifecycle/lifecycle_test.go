@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"fmt"
 	"os"
+	"regexp"
 	"strings"
 	"syscall"
 	"time"
@@ -317,7 +318,7 @@ var _ = Describe("nodeprint run --provider existing", Label("suite:lifecycle", "
 })
 
 var _ = Describe("the kind provider", Label("suite:lifecycle", "provider:kind"), func() {
-	It("boots a real kind node on this engine, records and verifies a baseline and attributes a fault on it, and leaves nothing", func(ctx SpecContext) {
+	It("boots a real kind node on this engine, runs Karpenter in it from its chart, records and verifies a baseline and attributes a fault on it, and leaves nothing", func(ctx SpecContext) {
 		name := fmt.Sprintf("lc-kind-%d", os.Getpid())
 		DeferCleanup(cli.Run, "cluster", "down", "--provider", "kind", "--name", name, NodeTimeout(3*time.Minute))
 		engine, err := cluster.DockerEngine(ctx)
@@ -331,7 +332,7 @@ var _ = Describe("the kind provider", Label("suite:lifecycle", "provider:kind"),
 		}
 		By("Docker engine " + engine + ": up takes the route the engine allows, building the node image if it is missing")
 		networkBefore := suitekit.KindNetworkExists(ctx)
-		up := cli.Run(ctx, "cluster", "up", "--provider", "kind", "--name", name, "--timeout", "10m")
+		up := cli.Run(ctx, "cluster", "up", "--provider", "kind", "--karpenter-in-cluster", "--name", name, "--timeout", "10m")
 		if up.Code != 0 && strings.Contains(up.Stderr, "refuses privileged containers") {
 			By("an engine that refuses privileged containers and the wrapper's flags: up fails at once quoting the engine, and leaves nothing")
 			Expect(up.Code).To(Equal(3), "an engine that refuses both routes is an environment failure; stderr:\n%s", up.Stderr)
@@ -349,13 +350,22 @@ var _ = Describe("the kind provider", Label("suite:lifecycle", "provider:kind"),
 		for _, comp := range []string{"kube-apiserver", "kwok-controller", "karpenter"} {
 			Expect(st.Stdout).To(MatchRegexp(`(?m)^%s\s+yes\s`, comp))
 		}
+		Expect(st.Stdout).To(MatchRegexp(`(?m)^karpenter\s+yes\s.*pod karpenter/karpenter-\S+ ready=true`), "Karpenter runs as the chart's pod")
+		metrics := regexp.MustCompile(`Karpenter metrics: (http://127\.0\.0\.1:[0-9]+/metrics)`).FindStringSubmatch(up.Stdout)
+		Expect(metrics).To(HaveLen(2), "up names Karpenter's metrics on loopback; stdout:\n%s", up.Stdout)
+		Expect(suitekit.HTTPGet(ctx, metrics[1])).To(ContainSubstring("karpenter_"), "the pod's metrics are served on loopback here through kind's port mapping")
 		suitekit.ExpectKindNodeReady(ctx, name)
+
+		By("a fault that needs Karpenter as a process of this machine is refused before anything is applied")
+		refused := cli.ExpectRun(ctx, 2, "run", "fixtures/scenarios/faults/apiserver-degraded.yaml", "--provider", "kind", "--karpenter-in-cluster", "--cluster", name)
+		suitekit.ExpectStderrNames(refused, "apiserver-degraded.yaml", "spec.fault.name", "--karpenter-in-cluster")
 
 		By("a baseline recorded on kind, then verified on kind")
 		fps, reports := GinkgoT().TempDir(), GinkgoT().TempDir()
 		cli.ExpectRun(ctx, 0, "record", "fixtures/scenarios/web-service.yaml", "--runs", "2", "--provider", "kind", "--cluster", name, "--fingerprints", fps)
 		cli.ExpectRun(ctx, 0, "verify", "fixtures/scenarios/web-service.yaml", "--provider", "kind", "--cluster", name, "--fingerprints", fps, "--report-dir", reports+"/verify")
 		cli.ExpectReport(reports+"/verify", 0, "web-service", "passed")
+		Expect(os.ReadFile(reports+"/verify/summary.md")).To(ContainSubstring("Karpenter in the cluster from its chart"), "the report says where Karpenter ran")
 
 		By("a fault attributed on kind: a NodePool limit below the workload's need is L2")
 		cli.ExpectRun(ctx, 0, "run", "fixtures/scenarios/faults/nodepool-limits.yaml", "--provider", "kind", "--cluster", name, "--report-dir", reports+"/fault")

@@ -21,6 +21,8 @@ type clusterFlags struct {
 	timeout  time.Duration
 	// kubeconfig is the existing provider's cluster.
 	kubeconfig string
+	// inCluster runs Karpenter in the kind cluster (cluster up).
+	inCluster bool
 }
 
 func newClusterCmd(stdout, stderr io.Writer) *cobra.Command {
@@ -56,8 +58,11 @@ func newClusterUpCmd(f *clusterFlags, stdout, stderr io.Writer) *cobra.Command {
 		},
 	}
 	cmd.Flags().DurationVar(&f.timeout, "timeout", 3*time.Minute, "how long to wait for the cluster to become healthy (a toolchain build is not counted)")
+	cmd.Flags().BoolVar(&f.inCluster, "karpenter-in-cluster", false, karpenterInClusterHelp)
 	return cmd
 }
+
+const karpenterInClusterHelp = "with --provider kind: run Karpenter in the cluster as Karpenter's own CI does (its image built locally, installed from the release's chart with helm) instead of as a process of this machine; see docs/cluster.md"
 
 func newClusterDownCmd(f *clusterFlags, stdout, stderr io.Writer) *cobra.Command {
 	cmd := &cobra.Command{
@@ -237,6 +242,9 @@ func clusterUp(cmd *cobra.Command, f *clusterFlags, stdout, stderr io.Writer) er
 				phases = append(phases, took{e.Phase, e.Elapsed})
 			}
 		}),
+	}
+	if f.inCluster {
+		opts = append(opts, cluster.WithKarpenterInCluster())
 	}
 	p, err := cluster.New(cluster.Kind(f.provider), opts...)
 	if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -45,7 +46,23 @@ func newFaultsCmd(stdout io.Writer) *cobra.Command {
 			for _, k := range []cluster.Kind{cluster.KindLocal, cluster.KindKind, cluster.KindExisting} {
 				fmt.Fprintf(stdout, "    %-9s %s\n", k, whereFaultsRun(k))
 			}
+			fmt.Fprintf(stdout, "    %-9s with --karpenter-in-cluster: %s\n", cluster.KindKind, inClusterRefuses())
 			return nil
 		},
 	}
+}
+
+// inClusterRefuses says which faults a cluster whose Karpenter runs in a
+// pod refuses (harness.CheckKarpenterPlacement's predicate).
+func inClusterRefuses() string {
+	var names []string
+	for _, d := range faults.Catalog() {
+		if d.KarpenterProcess {
+			names = append(names, d.Name)
+		}
+	}
+	if len(names) == 0 {
+		return "as kind"
+	}
+	return "as kind, and refuses " + strings.Join(names, ", ") + " (it acts on Karpenter as a process of this machine)"
 }

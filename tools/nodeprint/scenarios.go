@@ -26,6 +26,7 @@ type scenarioFlags struct {
 	shard, reportDir, repeat string
 	karpenterVersion         string
 	karpenterBinary          string
+	inCluster                bool
 	parallel, runs, maxPairs int
 	add                      bool
 	// verifies: the command verifies plain scenarios against their
@@ -70,6 +71,7 @@ func addScenarioFlags(cmd *cobra.Command, f *scenarioFlags) {
 	cmd.Flags().StringVar(&f.fingerprints, "fingerprints", "", "baseline directory (default: fingerprints/ of the team repository, nodeprint.yaml, at or above the working directory, else of nodeprint's checkout)")
 	cmd.Flags().StringVar(&f.provider, "provider", string(cluster.KindLocal), "cluster provider: local (a cluster nodeprint starts and owns, no Docker), kind (the same on a kind cluster; needs a Docker engine) or existing (--kubeconfig to a cluster that runs Karpenter's KWOK provider; workload-side scenarios only)")
 	cmd.Flags().StringVar(&f.kubeconfig, "kubeconfig", "", "with --provider existing: the cluster's kubeconfig (default: $KUBECONFIG, else ~/.kube/config)")
+	cmd.Flags().BoolVar(&f.inCluster, "karpenter-in-cluster", false, karpenterInClusterHelp)
 	cmd.Flags().StringVar(&f.catalog, "catalog", "", "with --provider existing: the instance-type catalog the cluster's Karpenter runs with (default: the KWOK provider's generic catalog); scenarios of other catalogs are refused")
 }
 
@@ -85,6 +87,9 @@ func jobOf(ctx context.Context, f *scenarioFlags, args []string) (*harness.Job, 
 		return nil, err
 	}
 	opts := []harness.Option{}
+	if f.inCluster {
+		opts = append(opts, harness.WithKarpenterInCluster())
+	}
 	if f.verifies {
 		repeat, err := f.repeatRuns()
 		if err != nil {

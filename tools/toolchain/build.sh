@@ -27,7 +27,7 @@ stamps="$bin/.stamps"
 mkdir -p "$stamps"
 
 : "${K8S_VERSION:?}" "${ETCD_VERSION:?}" "${KWOK_VERSION:?}" "${METRICS_SERVER_VERSION:?}" "${KARPENTER_VERSION:?}" "${APPROVED_GOTOOLCHAIN:?}"
-: "${KIND_NODE_SUITE:?}" "${KIND_NODE_MIRROR:?}"
+: "${KIND_NODE_SUITE:?}" "${KIND_NODE_MIRROR:?}" "${HELM_VERSION:?}"
 
 log() { printf '[toolchain] %s\n' "$*" >&2; }
 die() { printf '[toolchain] error: %s\n' "$*" >&2; exit 1; }
@@ -205,13 +205,15 @@ karpenter_sources_digest() {
 	(cd "$(src_of karpenter)" && find . -name '*.go' -o -name 'go.mod' -o -name 'go.sum' | LC_ALL=C sort | xargs cat | sha256sum | cut -c1-16)
 }
 
-# karpenter_compile NAME [PATCH]: copies the pinned module of
+# karpenter_compile NAME [PATCH] [BIND]: copies the pinned module of
 # $KARPENTER_VERSION to bin/.build/karpenter-src-NAME, binds its servers to
-# loopback, applies PATCH (a unified diff against the module, -p1) when
-# given, and builds tools/karpenter against it into $out/karpenter-kwok.
-# Sets $src to the module's directory in the module cache.
+# loopback (BIND "pod": leaves upstream's binding, every interface, and
+# builds static, for the in-cluster image), applies PATCH (a unified diff
+# against the module, -p1) when given, and builds tools/karpenter against it
+# into $out/karpenter-kwok. Sets $src to the module's directory in the
+# module cache.
 karpenter_compile() {
-	local name=$1 patch=${2:-} v=$KARPENTER_VERSION
+	local name=$1 patch=${2:-} bind=${3:-loopback} v=$KARPENTER_VERSION cgo=${CGO_ENABLED:-}
 	tc=$(gotoolchain sigs.k8s.io/karpenter "$v")
 	# Another release is built with its own dependencies: the committed
 	# go.mod pins the pinned release's, and minimal version selection would
@@ -230,13 +232,22 @@ karpenter_compile() {
 	# interface. The local cluster listens on loopback only, so Karpenter is
 	# built from a copy of its module whose operator.go binds 127.0.0.1
 	# (go build -overlay may not replace files in the module cache).
+	# (CheckKarpenterBinary accepts only a build against karpenter-src-*:
+	# the pod's build, bound as upstream binds, is named apart.)
 	local patched="$bin/.build/karpenter-src-$name" build="$bin/.build/karpenter-main-$name"
+	[[ $bind == loopback ]] || patched="$bin/.build/karpenter-pod-src-$name"
 	rm -rf "$patched" "$build" && mkdir -p "$patched" "$build"
 	cp -r "$src/." "$patched/" && chmod -R u+w "$patched"
 	local op="$patched/pkg/operator/operator.go"
-	[[ $(grep -c 'fmt.Sprintf(":%d"' "$op") -ge 2 ]] ||
-		die "karpenter $v: pkg/operator/operator.go no longer binds with fmt.Sprintf(\":%d\", ...); update the loopback patch in $0"
-	sed -i 's/fmt.Sprintf(":%d"/fmt.Sprintf("127.0.0.1:%d"/g' "$op"
+	if [[ $bind == loopback ]]; then
+		[[ $(grep -c 'fmt.Sprintf(":%d"' "$op") -ge 2 ]] ||
+			die "karpenter $v: pkg/operator/operator.go no longer binds with fmt.Sprintf(\":%d\", ...); update the loopback patch in $0"
+		sed -i 's/fmt.Sprintf(":%d"/fmt.Sprintf("127.0.0.1:%d"/g' "$op"
+	else
+		# In a pod: the kubelet probes the pod's address, and the image has
+		# no C library.
+		cgo=0
+	fi
 	if [[ -n $patch ]]; then
 		# --dry-run first: a patch that no longer applies (another
 		# release) changes nothing and says which hunk failed.
@@ -252,7 +263,7 @@ karpenter_compile() {
 	# baselines record the binary's digest (a changed digest reads as a
 	# changed Karpenter). -trimpath removes the rest of the paths.
 	(cd "$build" && GOTOOLCHAIN=$tc go mod edit -replace "sigs.k8s.io/karpenter=../$(basename "$patched")" &&
-		GOTOOLCHAIN=$tc go build -trimpath -tags "$(karpenter_tags "$v")" -ldflags "-s -w" -o "$out/karpenter-kwok" .) ||
+		CGO_ENABLED=$cgo GOTOOLCHAIN=$tc go build -trimpath -tags "$(karpenter_tags "$v")" -ldflags "-s -w" -o "$out/karpenter-kwok" .) ||
 		if [[ -n $patch ]]; then
 			die "karpenter $v with $patch does not compile (the compiler's error is above): fix the patch"
 		else
@@ -294,6 +305,48 @@ build_karpenter_mutant() {
 	echo "$want" >"$stamps/karpenter-$v-mutant-$name"
 }
 
+# build_karpenter_image: Karpenter as its chart runs it in a cluster (the
+# kind provider's --karpenter-in-cluster, as Karpenter's own CI runs it):
+# the pinned release with the capacity decorator, static and bound as
+# upstream binds it, in the image nodeprint/karpenter-kwok:VERSION-DIGEST
+# (FROM scratch, as ko builds upstream's: nothing to pull), and the release's
+# chart (kwok/charts, without its CRDs: nodeprint applies those) beside it
+# in bin/karpenter/VERSION/in-cluster.
+build_karpenter_image() {
+	local v=$KARPENTER_VERSION out="$bin/karpenter/$KARPENTER_VERSION/in-cluster" want image
+	command -v docker >/dev/null || die "karpenter-image: no docker command (the image is built into a Docker engine)"
+	want="karpenter-image $v sources $(karpenter_sources_digest) recipe 1"
+	if stamp_ok "$stamps/karpenter-image-$v" "$want" "$out/karpenter-kwok" "$out/image" "$out/chart/Chart.yaml" &&
+		docker image inspect "$(cat "$out/image")" >/dev/null 2>&1; then
+		log "karpenter $v image: up to date"
+		return
+	fi
+	log "building karpenter $v for a pod (static, upstream's binding) and its image"
+	karpenter_compile "$v-in-cluster" "" pod
+	rm -rf "$out/chart" && cp -r "$src/kwok/charts" "$out/chart" && chmod -R u+w "$out/chart" && rm -rf "$out/chart/crds"
+	image="nodeprint/karpenter-kwok:$v-$(sha256sum "$out/karpenter-kwok" | cut -c1-12)"
+	local ctx="$bin/.build/karpenter-image"
+	rm -rf "$ctx" && mkdir -p "$ctx" && cp "$out/karpenter-kwok" "$ctx/karpenter"
+	printf 'FROM scratch\nCOPY karpenter /ko-app/karpenter\nENTRYPOINT ["/ko-app/karpenter"]\n' >"$ctx/Dockerfile"
+	docker build -q -t "$image" "$ctx" >/dev/null 2>"$ctx/build.log" || die "karpenter-image: docker build of $image failed; see $ctx/build.log"
+	echo "$image" >"$out/image"
+	echo "$want" >"$stamps/karpenter-image-$v"
+	log "karpenter $v image: $image"
+}
+
+# build_helm: the helm CLI at $HELM_VERSION from its module (the kind
+# provider installs Karpenter's chart with it); tools/toolchain/helm pins it.
+build_helm() {
+	local v=$HELM_VERSION want="helm $HELM_VERSION static"
+	stamp_ok "$stamps/helm" "$want" "$bin/helm" && { log "helm $v: up to date"; return; }
+	tc=$(gotoolchain helm.sh/helm/v4 "$v")
+	local dir
+	dir=$(module_dir helm helm.sh/helm/v4 "$v")
+	log "building helm $v"
+	(cd "$dir" && CGO_ENABLED=0 GOTOOLCHAIN=$tc go build -trimpath -ldflags "-s -w -X helm.sh/helm/v4/internal/version.version=$v" -o "$bin/helm" helm.sh/helm/v4/cmd/helm)
+	echo "$want" >"$stamps/helm"
+}
+
 # shellcheck source=kind-node/build.sh
 source "$here/kind-node/build.sh"
 
@@ -308,6 +361,8 @@ for c in "$@"; do
 	karpenter) build_karpenter ;;
 	karpenter-mutant) build_karpenter_mutant ;;
 	kind-node) build_kind_node ;;
-	*) die "unknown component $c (want kubernetes, etcd, kwok, metrics-server, karpenter, karpenter-mutant or kind-node)" ;;
+	karpenter-image) build_karpenter_image ;;
+	helm) build_helm ;;
+	*) die "unknown component $c (want kubernetes, etcd, kwok, metrics-server, karpenter, karpenter-mutant, kind-node, karpenter-image or helm)" ;;
 	esac
 done

@@ -16,3 +16,6 @@ APPROVED_GOTOOLCHAIN ?= go1.27.3
 # plugins are that suite's packages).
 KIND_NODE_SUITE ?= bookworm
 KIND_NODE_MIRROR ?= http://deb.debian.org/debian
+# helm, which installs Karpenter's chart when the kind provider runs it in
+# the cluster (--karpenter-in-cluster; `make karpenter-image helm`).
+HELM_VERSION ?= v4.3.2

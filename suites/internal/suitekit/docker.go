@@ -3,10 +3,13 @@ package suitekit
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
 	. "github.com/onsi/gomega"    //nolint:revive,staticcheck
@@ -44,4 +47,21 @@ func ExpectKindNodeReady(ctx context.Context, name string) {
 	res := ExpectCommand(ctx, "", 0, "docker", "exec", node, "kubectl", "--kubeconfig", "/etc/kubernetes/admin.conf",
 		"get", "node", node, "-o", `jsonpath={.status.conditions[?(@.type=="Ready")].status} {.status.nodeInfo.containerRuntimeVersion}`)
 	Expect(res.Stdout).To(HavePrefix("True "), "node %s: %s", node, res.Stdout)
+}
+
+// HTTPGet is the body of a GET of url, bounded to 10 s; a failure or a
+// status other than 200 fails the spec.
+func HTTPGet(ctx context.Context, url string) string {
+	GinkgoHelper()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	Expect(err).NotTo(HaveOccurred())
+	resp, err := http.DefaultClient.Do(req)
+	Expect(err).NotTo(HaveOccurred(), "GET %s", url)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	Expect(err).NotTo(HaveOccurred(), "GET %s", url)
+	Expect(resp.StatusCode).To(Equal(http.StatusOK), "GET %s: %s", url, b)
+	return string(b)
 }
