@@ -63,9 +63,9 @@ suites:
 	exit $$rc
 
 .PHONY: e2e
-e2e: tools ## Start the local cluster, run the suites against the committed fingerprints, print the verdict tables (PROVIDER=kind: the baseline and fault catalogs on a kind cluster)
+e2e: tools ## Start the local cluster, run the suites against the committed fingerprints, print the verdict tables (PROVIDER=kind: the baseline and fault catalogs on a kind cluster; KARPENTER=in-cluster: Karpenter in it from its chart, the fault catalog)
 ifeq ($(PROVIDER),kind)
-	@BIN=$(BIN) tools/ci/e2e-kind.sh
+	@BIN=$(BIN) KARPENTER=$(KARPENTER) tools/ci/e2e-kind.sh
 else
 	@rm -rf out/suites
 	@rc=0; $(MAKE) --no-print-directory suites || rc=$$?; \
