@@ -25,6 +25,14 @@ bin=$(mkdir -p "$1" && cd "$1" && pwd)
 shift
 stamps="$bin/.stamps"
 mkdir -p "$stamps"
+# One build into a bin/ at a time: two write the same outputs (seen: two
+# karpenter-image builds at once, one removing the chart the other was
+# copying). The lock goes with the process.
+exec 9>>"$bin/.build.lock"
+if ! flock -n 9; then
+	printf '[toolchain] waiting for another build into %s to finish\n' "$bin" >&2
+	flock 9
+fi
 
 : "${K8S_VERSION:?}" "${ETCD_VERSION:?}" "${KWOK_VERSION:?}" "${METRICS_SERVER_VERSION:?}" "${KARPENTER_VERSION:?}" "${APPROVED_GOTOOLCHAIN:?}"
 : "${KIND_NODE_SUITE:?}" "${KIND_NODE_MIRROR:?}" "${HELM_VERSION:?}"
