@@ -110,9 +110,25 @@ func (t *Toolchain) Build(ctx context.Context, out io.Writer, names ...string) e
 	return nil
 }
 
+// optional are the components the kind provider builds when it needs them
+// (the node image; with Karpenter in the cluster, its image and helm), in
+// build.sh's names, with their stamp and pinned version.
+var optional = []struct {
+	name    string
+	stamp   func(Versions) string
+	version func(Versions) string
+}{
+	{"kind-node", func(Versions) string { return "kind-node" }, func(v Versions) string { return v.Kubernetes }},
+	{"karpenter-image", func(v Versions) string { return "karpenter-image-" + v.Karpenter }, func(v Versions) string { return v.Karpenter }},
+	{"helm", func(Versions) string { return "helm" }, func(v Versions) string { return v.Helm }},
+}
+
 // Component is one built component as its stamp describes it.
 type Component struct {
-	Name string
+	// Optional components are built when the kind provider needs them;
+	// Check does not ask for them.
+	Optional bool
+	Name     string
 	// Want is the pinned version.
 	Want string
 	// Built is what the stamp says was built; empty when nothing was.
@@ -136,6 +152,10 @@ func (t *Toolchain) Status() []Component {
 		}
 		b, _ := os.ReadFile(filepath.Join(t.Bin, ".stamps", stamp))
 		out = append(out, Component{Name: c.name, Want: want, Built: strings.TrimSpace(string(b))})
+	}
+	for _, c := range optional {
+		b, _ := os.ReadFile(filepath.Join(t.Bin, ".stamps", c.stamp(t.Versions)))
+		out = append(out, Component{Optional: true, Name: c.name, Want: c.version(t.Versions), Built: strings.TrimSpace(string(b))})
 	}
 	return out
 }

@@ -159,3 +159,36 @@ func TestFindInATeamModuleThatReplacesNodeprint(t *testing.T) {
 		t.Error("outside any module that requires nodeprint: want a NotFoundError")
 	}
 }
+
+// Status reads each component's stamp, the optional ones (built when the
+// kind provider needs them) included and marked, each at its own version.
+func TestStatusListsOptionalComponents(t *testing.T) {
+	tc, err := Find(WithRoot("../.."), WithEnv(func(string) string { return "" }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc.Bin = t.TempDir()
+	stamps := filepath.Join(tc.Bin, ".stamps")
+	if err := os.MkdirAll(stamps, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	v := tc.Versions
+	for name, stamp := range map[string]string{"karpenter-image-" + v.Karpenter: "karpenter-image " + v.Karpenter + " sources x recipe 1", "helm": "helm v0.0.1 static"} {
+		if err := os.WriteFile(filepath.Join(stamps, name), []byte(stamp+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := map[string]Component{}
+	for _, c := range tc.Status() {
+		got[c.Name] = c
+	}
+	for name, want := range map[string]struct{ optional, current, built bool }{
+		"kubernetes": {false, false, false}, "kind-node": {true, false, false},
+		"karpenter-image": {true, true, true}, "helm": {true, false, true},
+	} {
+		c, ok := got[name]
+		if !ok || c.Optional != want.optional || c.Current() != want.current || (c.Built != "") != want.built {
+			t.Errorf("%s: %+v (current %t), want optional %t, current %t, built %t", name, c, c.Current(), want.optional, want.current, want.built)
+		}
+	}
+}

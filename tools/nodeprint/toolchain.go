@@ -66,6 +66,8 @@ func newToolchainStatusCmd(stdout io.Writer) *cobra.Command {
 			for _, c := range tc.Status() {
 				built := c.Built
 				switch {
+				case built == "" && c.Optional:
+					built = "not built (the kind provider builds it when it needs it)"
 				case built == "":
 					built = "not built"
 				case !c.Current():
