@@ -22,6 +22,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/kind/pkg/cluster/nodeutils"
 	"sigs.k8s.io/yaml"
+
+	"github.com/nodeprint/nodeprint/pkg/toolchain"
 )
 
 // chartHost runs Karpenter in the kind cluster as Karpenter's own CI runs
@@ -515,4 +517,12 @@ func (c *KindInCluster) RestartComponent(ctx context.Context, name string) error
 
 func (c *KindInCluster) NodeContainersPeakMemory(ctx context.Context) (int64, error) {
 	return c.k.NodeContainersPeakMemory(ctx)
+}
+
+// RunsKarpenterInCluster says whether the running kind cluster name (of
+// toolchain tc) was started with Karpenter in the cluster, from its state,
+// touching nothing; false when it has no state.
+func RunsKarpenterInCluster(tc *toolchain.Toolchain, name string) bool {
+	k, err := NewKind(WithToolchain(tc), WithName(name))
+	return err == nil && k.InCluster()
 }

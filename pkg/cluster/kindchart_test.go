@@ -1,6 +1,9 @@
 package cluster
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -98,5 +101,35 @@ func TestWithPortMapping(t *testing.T) {
 	}
 	if len(cfg.Nodes[1].ExtraPortMappings) != 0 {
 		t.Errorf("a worker got a port mapping: %v", cfg.Nodes[1].ExtraPortMappings)
+	}
+}
+
+// A running kind cluster is reopened as it was started, from its state:
+// with Karpenter in the cluster (the in-cluster provider type) or not.
+func TestRunsKarpenterInClusterFromState(t *testing.T) {
+	tc := testToolchain(t)
+	tc.Work = t.TempDir()
+	for name, inCluster := range map[string]bool{"ic": true, "proc": false} {
+		dir := filepath.Join(tc.Work, "kind", name)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		st := fmt.Sprintf(`{"name": %q, "karpenterInCluster": %t}`, name, inCluster)
+		if err := os.WriteFile(filepath.Join(dir, "state.json"), []byte(st), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if got := RunsKarpenterInCluster(tc, name); got != inCluster {
+			t.Errorf("%s: RunsKarpenterInCluster = %t, want %t", name, got, inCluster)
+		}
+		p, err := New(KindKind, WithToolchain(tc), WithName(name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := p.(*KindInCluster); ok != inCluster {
+			t.Errorf("%s: New gave %T", name, p)
+		}
+	}
+	if RunsKarpenterInCluster(tc, "none") {
+		t.Error("a cluster with no state runs Karpenter in the cluster")
 	}
 }

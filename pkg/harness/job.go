@@ -219,6 +219,11 @@ func (j *Job) checkFlags(context.Context) error {
 	default:
 		return fmt.Errorf("unknown cluster provider %q: want local, kind or existing", o.kind)
 	}
+	// A running kind cluster is checked as it was started: with Karpenter
+	// in it, its faults are refused before anything is applied.
+	if o.kind == cluster.KindKind && o.reuse != "" && cluster.RunsKarpenterInCluster(j.Toolchain, o.reuse) {
+		o.inCluster = true
+	}
 	if o.inCluster && o.kind != cluster.KindKind {
 		return fmt.Errorf("--karpenter-in-cluster needs --provider kind: only a kind cluster runs Karpenter from its chart (the %s provider runs it as a process)", o.kind)
 	}
