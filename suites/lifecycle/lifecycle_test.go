@@ -356,8 +356,8 @@ var _ = Describe("the kind provider", Label("suite:lifecycle", "provider:kind"),
 		Expect(suitekit.HTTPGet(ctx, metrics[1])).To(ContainSubstring("karpenter_"), "the pod's metrics are served on loopback here through kind's port mapping")
 		suitekit.ExpectKindNodeReady(ctx, name)
 
-		By("a fault that needs Karpenter as a process of this machine is refused before anything is applied")
-		refused := cli.ExpectRun(ctx, 2, "run", "fixtures/scenarios/faults/apiserver-degraded.yaml", "--provider", "kind", "--karpenter-in-cluster", "--cluster", name)
+		By("a fault that needs Karpenter as a process of this machine is refused before anything is applied, the cluster known as in-cluster from its state")
+		refused := cli.ExpectRun(ctx, 2, "run", "fixtures/scenarios/faults/apiserver-degraded.yaml", "--provider", "kind", "--cluster", name)
 		suitekit.ExpectStderrNames(refused, "apiserver-degraded.yaml", "spec.fault.name", "--karpenter-in-cluster")
 
 		By("a baseline recorded on kind, then verified on kind")
