@@ -163,7 +163,8 @@ kind_node_images() {
 # NAME (copying what it needs into CTX), or fails for an image nodeprint does
 # not make. The binary sits where kubeadm's manifests call it: on PATH for
 # the static pods (command: [kube-apiserver, ...]), /usr/local/bin/kube-proxy
-# for kube-proxy's DaemonSet, /pause for the sandbox.
+# for kube-proxy's DaemonSet, /pause for the sandbox. No CoreDNS: the
+# kind configuration skips kubeadm's DNS addon (kind-config/cluster.yaml).
 kind_node_dockerfile() {
 	local work=$1 name=$2 base=$3 ctx=$4 b
 	b=$(basename "${name%%:*}")
@@ -177,30 +178,12 @@ kind_node_dockerfile() {
 		cp "$work/bin/$b" "$ctx/"
 		printf 'FROM %s\nCOPY %s /usr/local/bin/%s\n' "$base" "$b" "$b"
 		;;
-	coredns)
-		kind_node_coredns "$work" "${name##*:}"
-		cp "$work/bin/coredns" "$ctx/"
-		printf 'FROM scratch\nCOPY coredns /coredns\nENTRYPOINT ["/coredns"]\n'
-		;;
 	pause)
 		cp "$work/bin/pause" "$ctx/"
 		printf 'FROM scratch\nCOPY pause /pause\nUSER 65535:65535\nENTRYPOINT ["/pause"]\n'
 		;;
 	*) return 1 ;;
 	esac
-}
-
-# kind_node_coredns WORK VERSION: CoreDNS at the version kubeadm names,
-# built from its Go module (its own go.mod and go.sum pin what it uses),
-# static, into WORK/bin/coredns.
-kind_node_coredns() {
-	local work=$1 v=$2
-	[[ -x $work/bin/coredns && $(cat "$work/bin/coredns.version" 2>/dev/null) == "$v" ]] && return
-	tc=$(gotoolchain github.com/coredns/coredns "$v")
-	log "kind-node: building CoreDNS $v (the version kubeadm $K8S_VERSION names)"
-	CGO_ENABLED=0 GOTOOLCHAIN=$tc GOBIN="$work/bin" go install -trimpath -ldflags "-s -w" "github.com/coredns/coredns@$v" ||
-		die "kind-node: cannot build CoreDNS $v from its module"
-	echo "$v" >"$work/bin/coredns.version"
 }
 
 # kind_node_assemble WORK IMAGE: the base with the images preloaded into its
