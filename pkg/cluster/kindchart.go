@@ -110,8 +110,8 @@ func (c chartHost) metricsURL(st state) string {
 	return fmt.Sprintf("http://127.0.0.1:%d/metrics", st.KarpenterMetricsPort)
 }
 
-// status is healthy when the Deployment's pod is ready; its restarts are in
-// the detail, where the supervisor's diff of the status shows them.
+// status is healthy when the Deployment's pod is ready; its container's
+// restarts go in Restarts, which the supervisor watches for a rise.
 func (c chartHost) status(ctx context.Context, st state, cl *statusClients, cerr error) ComponentStatus {
 	cs := ComponentStatus{Name: "karpenter", Log: c.k.l.KarpenterLog()}
 	if cerr != nil {
