@@ -52,24 +52,12 @@ const (
 	chartRolloutTimeout = 3 * time.Minute
 )
 
-// ChartError is Karpenter's chart that could not be installed or whose pod
-// did not become ready: what failed, and where its output is kept.
-type ChartError struct {
-	Step string
-	Err  error
-	// Log is the file with helm's or the pod's output, where there is one.
-	Log string
+// A failure of the in-cluster Karpenter is a *PhaseError of the phase that
+// runs it (l.phase wraps the rest), with helm's or the pod's log where
+// there is one; inChart names the step in the error.
+func inChart(step string, err error) error {
+	return fmt.Errorf("karpenter in the cluster: %s: %w", step, err)
 }
-
-func (e *ChartError) Error() string {
-	s := fmt.Sprintf("karpenter in the cluster: %s: %v", e.Step, e.Err)
-	if e.Log != "" {
-		s += " (see " + e.Log + ")"
-	}
-	return s
-}
-
-func (e *ChartError) Unwrap() error { return e.Err }
 
 // start loads the image, writes the catalog and installs the chart, then
 // waits for the Deployment's pod. The metrics port was chosen with the kind
@@ -169,7 +157,7 @@ func (c chartHost) binary() string {
 // checkBinary finds the image's binary and name (the build made both).
 func (c chartHost) checkBinary() error {
 	if _, err := os.Stat(c.binary()); err != nil {
-		return &ChartError{Step: "image", Err: fmt.Errorf("the in-cluster build is missing (%w): run `make karpenter-image`", err)}
+		return inChart("image", fmt.Errorf("the in-cluster build is missing (%w): run `make karpenter-image`", err))
 	}
 	_, err := c.imageRef()
 	return err
@@ -199,7 +187,7 @@ func (c chartHost) imageRef() (string, error) {
 	f := filepath.Join(c.k.l.tc.Paths().KarpenterPod, "image")
 	b, err := os.ReadFile(f)
 	if err != nil {
-		return "", &ChartError{Step: "image", Err: fmt.Errorf("the in-cluster image is not built (%w): run `make karpenter-image`", err)}
+		return "", inChart("image", fmt.Errorf("the in-cluster image is not built (%w): run `make karpenter-image`", err))
 	}
 	return strings.TrimSpace(string(b)), nil
 }
@@ -216,7 +204,7 @@ func (c chartHost) loadImage(ctx context.Context) error {
 	archive := filepath.Join(c.k.l.dir, "karpenter-image.tar")
 	defer os.Remove(archive)
 	if out, err := exec.CommandContext(ctx, "docker", "save", "-o", archive, image).CombinedOutput(); err != nil {
-		return &ChartError{Step: "image", Err: fmt.Errorf("docker save %s: %w: %s", image, err, strings.TrimSpace(string(out)))}
+		return inChart("image", fmt.Errorf("docker save %s: %w: %s", image, err, strings.TrimSpace(string(out))))
 	}
 	restore, err := c.k.route.useWrapper(c.k.l.dir)
 	if err != nil {
@@ -225,7 +213,7 @@ func (c chartHost) loadImage(ctx context.Context) error {
 	defer restore()
 	nodes, err := c.k.provider().ListNodes(c.k.l.opts.name)
 	if err != nil {
-		return &ChartError{Step: "image", Err: fmt.Errorf("failed to list the nodes of kind cluster %q: %w", c.k.l.opts.name, err)}
+		return inChart("image", fmt.Errorf("failed to list the nodes of kind cluster %q: %w", c.k.l.opts.name, err))
 	}
 	for _, n := range nodes {
 		f, err := os.Open(archive)
@@ -235,7 +223,7 @@ func (c chartHost) loadImage(ctx context.Context) error {
 		err = nodeutils.LoadImageArchive(n, f)
 		f.Close()
 		if err != nil {
-			return &ChartError{Step: "image", Err: fmt.Errorf("failed to load %s into node %s: %w", image, n.String(), err)}
+			return inChart("image", fmt.Errorf("failed to load %s into node %s: %w", image, n.String(), err))
 		}
 	}
 	return nil
@@ -283,7 +271,7 @@ func (c chartHost) writeCatalog(ctx context.Context, cl client.Client, st state)
 		err = cl.Update(ctx, cm)
 	}
 	if err != nil {
-		return &ChartError{Step: "catalog", Err: fmt.Errorf("failed to write ConfigMap %s/%s from %s: %w", KarpenterNamespace, chartCatalog, path, err)}
+		return inChart("catalog", fmt.Errorf("failed to write ConfigMap %s/%s from %s: %w", KarpenterNamespace, chartCatalog, path, err))
 	}
 	return nil
 }
@@ -307,7 +295,7 @@ func (c chartHost) writeAccess(ctx context.Context, cl client.Client) error {
 		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: chartRelease, Namespace: KarpenterNamespace}}}
 	for _, o := range []client.Object{role, binding} {
 		if err := cl.Create(ctx, o); err != nil && !apierrors.IsAlreadyExists(err) {
-			return &ChartError{Step: "rbac", Err: fmt.Errorf("failed to create %T %s/%s: %w", o, KarpenterNamespace, o.GetName(), err)}
+			return inChart("rbac", fmt.Errorf("failed to create %T %s/%s: %w", o, KarpenterNamespace, o.GetName(), err))
 		}
 	}
 	return nil
@@ -375,7 +363,7 @@ func (c chartHost) helm(ctx context.Context, values []byte) error {
 	cmd.WaitDelay = 5 * time.Second
 	fmt.Fprintf(f, "\n$ %s\n", strings.Join(cmd.Args, " "))
 	if err := cmd.Run(); err != nil {
-		return &ChartError{Step: "helm upgrade --install", Err: err, Log: log}
+		return &PhaseError{Phase: "karpenter", Err: inChart("helm upgrade --install", err), LogHint: log}
 	}
 	return nil
 }
@@ -409,7 +397,7 @@ func (c chartHost) waitRollout(ctx context.Context, cl client.Client) error {
 		detail += "; " + podProblem(p)
 		c.keepPodLog(p)
 	}
-	return &ChartError{Step: "rollout", Err: fmt.Errorf("Karpenter's Deployment did not become ready in %s: %s", chartRolloutTimeout, detail), Log: l.KarpenterLog()}
+	return &PhaseError{Phase: "karpenter", Err: inChart("rollout", fmt.Errorf("Karpenter's Deployment did not become ready in %s: %s", chartRolloutTimeout, detail)), LogHint: l.KarpenterLog()}
 }
 
 // rolloutState is "" when the Deployment's newest template runs on all its
@@ -471,17 +459,6 @@ func (c chartHost) keepPodLog(p *corev1.Pod) {
 // and another binary between runs (KarpenterBuildSwitcher: paired
 // verification against another build).
 type KindInCluster struct{ k *KindCluster }
-
-var (
-	_ Provider           = (*KindInCluster)(nil)
-	_ KarpenterOwner     = (*KindInCluster)(nil)
-	_ KarpenterSwitcher  = (*KindInCluster)(nil)
-	_ KarpenterMetrics   = (*KindInCluster)(nil)
-	_ ComponentRestarter = (*KindInCluster)(nil)
-	_ CatalogSource      = (*KindInCluster)(nil)
-	_ NodeContainers     = (*KindInCluster)(nil)
-	_ NodeRoute          = (*KindInCluster)(nil)
-)
 
 func (c *KindInCluster) Up(ctx context.Context) error               { return c.k.Up(ctx) }
 func (c *KindInCluster) Down(ctx context.Context) error             { return c.k.Down(ctx) }
