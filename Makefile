@@ -42,11 +42,8 @@ nodeprint:
 	@go build -o $(BIN)/nodeprint ./tools/nodeprint
 
 .PHONY: test
-test: tools ## Run every test: vet, unit tests with -race, the toolchain module's tests, the suites
-	go vet ./...
-	go test -race $(GO_TEST_FLAGS) ./pkg/... ./tools/... ./internal/... ./examples/...
-	@for m in $(SUBMODULES); do echo "go test ($$m)"; (cd $$m && go vet ./... && go test -count=1 $(GO_TEST_FLAGS) ./...); done
-	$(MAKE) --no-print-directory suites
+test: tools ## Run every test: vet, unit tests with -race, the toolchain module's tests, the suites (the kind spec's images build beside them at the lowest priority)
+	@GO_TEST_FLAGS='$(GO_TEST_FLAGS)' SUBMODULES='$(SUBMODULES)' MAKE='$(MAKE)' tools/ci/test.sh
 
 # Suites run one package at a time (-p 1): each starts its own cluster, and
 # two clusters competing for two cores would distort the timings the
