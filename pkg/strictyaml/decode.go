@@ -61,6 +61,13 @@ type UserError interface {
 	UserMessage() string
 }
 
+// ValueError is a UserError that names the value it refused: Decode finds
+// the field that holds it, since the decoder's error does not say.
+type ValueError interface {
+	UserError
+	RefusedValue() string
+}
+
 var (
 	strictPathRE = regexp.MustCompile(`(unknown|duplicate) field "([^"]+)"`)
 	typePathRE   = regexp.MustCompile(`Go struct field [^.\s]*\.(\S+) of type (\S+)`)
@@ -99,6 +106,10 @@ func Decode(path string, data []byte, v any, hint string) (errs ErrorList, fatal
 			fe.Msg = "wrong type: want " + m[2]
 		} else if errors.As(err, &ue) {
 			fe.Msg = ue.UserMessage()
+			var ve ValueError
+			if errors.As(err, &ve) {
+				fe.Path, fe.Line = pos.Find(ve.RefusedValue())
+			}
 		}
 		errs = append(errs, fe)
 	}

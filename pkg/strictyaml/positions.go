@@ -108,3 +108,44 @@ func (p *Positions) Duplicates() []FieldError {
 
 // maxDepth bounds the walk; deeper documents are not nodeprint's.
 const maxDepth = 100
+
+// Find returns the path and line of the first scalar whose value is v, in
+// document order; "" when none is. A custom decoder's error knows the
+// value it refused but not where it was (encoding/json does not wrap it).
+func (p *Positions) Find(v string) (path string, line int) {
+	if p == nil || p.root == nil {
+		return "", 0
+	}
+	var walk func(n *yaml.Node, at string, depth int) bool
+	walk = func(n *yaml.Node, at string, depth int) bool {
+		if depth > maxDepth {
+			return false
+		}
+		switch n.Kind {
+		case yaml.ScalarNode:
+			if n.Value == v {
+				path, line = at, n.Line
+				return true
+			}
+		case yaml.MappingNode:
+			for j := 0; j+1 < len(n.Content); j += 2 {
+				child := n.Content[j].Value
+				if at != "" {
+					child = at + "." + child
+				}
+				if walk(n.Content[j+1], child, depth+1) {
+					return true
+				}
+			}
+		case yaml.SequenceNode:
+			for i, c := range n.Content {
+				if walk(c, at+"["+strconv.Itoa(i)+"]", depth+1) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	walk(p.root, "", 0)
+	return path, line
+}
