@@ -114,6 +114,8 @@ func (l *Loader) Parse(path string, data []byte) (*Scenario, error) {
 	// Workloads whose manifest did not load are reported once, not again
 	// for the fields it would have filled.
 	unresolved := l.resolve(s, add)
+	applyDisruption(s)
+	defaultsScaleIn(s)
 	l.validate(s, unresolved, add)
 	if len(errs) > 0 {
 		return nil, errs
@@ -335,6 +337,8 @@ func (l *Loader) validate(s *Scenario, unresolved map[int]bool, add func(field, 
 	validateWorkloads(s.Spec.Workloads, unresolved, add)
 	validateNodePoolSelectors(s, unresolved, add)
 	validateKarpenter(s.Spec.Karpenter, add)
+	validateDisruption("spec.policy.disruption", s.Spec.Policy.Disruption, add)
+	validateScaleIn(s, add)
 	if s.Spec.Baseline.Runs < 1 || s.Spec.Baseline.Runs > 50 {
 		add("spec.baseline.runs", "%d is out of range 1..50", s.Spec.Baseline.Runs)
 	}

@@ -8,9 +8,11 @@ package scenario
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/nodeprint/nodeprint/pkg/layer"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/nodeprint/nodeprint/pkg/layer"
 
 	corev1 "k8s.io/api/core/v1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
@@ -89,6 +91,10 @@ type Spec struct {
 	// clean (the baseline), then again with the fault injected, and
 	// classifies the difference.
 	Fault *Fault `json:"fault,omitempty"`
+	// ScaleIn, when set, follows the settled scale-out with steps that
+	// take load away and records what Karpenter removes (the disruption
+	// fingerprint).
+	ScaleIn *ScaleIn `json:"scaleIn,omitempty"`
 }
 
 // Fault names an injector from the fault catalog (pkg/faults), its
@@ -158,6 +164,11 @@ type Policy struct {
 	NodePool *karpv1.NodePoolSpec `json:"nodePool,omitempty"`
 	// NodeClass configures the run's KWOKNodeClass.
 	NodeClass NodeClass `json:"nodeClass,omitempty"`
+	// Disruption replaces the run's own NodePool's disruption block
+	// (consolidationPolicy, consolidateAfter, budgets with their
+	// schedules): the scale-in's policy, set beside a NodePool that is
+	// shared with production.
+	Disruption *karpv1.Disruption `json:"disruption,omitempty"`
 }
 
 // NodeClass configures the KWOKNodeClass each run creates.
@@ -298,6 +309,15 @@ func (e *durationError) Error() string {
 
 // UserMessage is the message to show (strictyaml.UserError).
 func (e *durationError) UserMessage() string { return e.Error() }
+
+// RefusedValue is the value as the file has it (strictyaml.ValueError),
+// for the error to name its field.
+func (e *durationError) RefusedValue() string {
+	if v, err := strconv.Unquote(e.s); err == nil {
+		return v
+	}
+	return e.s
+}
 
 // NodePoolNames maps the names of the NodePools a run applies, as the
 // scenario's files call them, to their index: 0 for the run's own, i+1 for

@@ -1,0 +1,198 @@
+package scenario
+
+import (
+	"fmt"
+	"regexp"
+	"time"
+
+	"k8s.io/utils/clock"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+)
+
+// ScaleIn is what a run does after its scale-out settled: steps that take
+// load away (scale a workload down, remove it), then it watches what
+// Karpenter removes until nothing has changed for Settle.Quiet. Its
+// decisions are the run's disruption fingerprint.
+type ScaleIn struct {
+	// Steps run in order, each After its predecessor (the first after the
+	// scale-out settled).
+	Steps []Step `json:"steps"`
+	// Settle says when the scale-in counts as over.
+	Settle ScaleInSettle `json:"settle,omitempty"`
+}
+
+// Step is one change of a scale-in: exactly one of Scale and Remove.
+type Step struct {
+	// After is how long the step waits after the previous one (default 0).
+	After Duration `json:"after,omitempty"`
+	// Scale sets a workload's replicas.
+	Scale *ScaleStep `json:"scale,omitempty"`
+	// Remove deletes a workload (its pods go with it).
+	Remove string `json:"remove,omitempty"`
+}
+
+// ScaleStep sets a workload's replicas.
+type ScaleStep struct {
+	Workload string `json:"workload"`
+	// Replicas is required (0 is a value, not a default).
+	Replicas *int32 `json:"replicas"`
+}
+
+// ScaleInSettle says when a scale-in is over: every remaining pod Ready
+// and no NodeClaim, Node or pod changed for Quiet, bounded by Timeout.
+type ScaleInSettle struct {
+	// Quiet defaults to the NodePool's consolidateAfter plus
+	// DefaultScaleInQuiet: Karpenter looks for disruptions every 10 s and
+	// validates a consolidation for 15 s before it acts, so a shorter
+	// silence does not prove it has nothing left to do.
+	Quiet Duration `json:"quiet,omitempty"`
+	// Timeout bounds the scale-in from its first step (default 10m).
+	Timeout Duration `json:"timeout,omitempty"`
+}
+
+// Scale-in defaults and bounds.
+const (
+	DefaultScaleInQuiet   = 45 * time.Second
+	DefaultScaleInTimeout = 10 * time.Minute
+	MaxScaleInSteps       = 20
+	maxScaleInWait        = 30 * time.Minute
+)
+
+// defaultsScaleIn fills the scale-in's quiet period and timeout once the
+// NodePool is resolved (its consolidateAfter sets the default quiet).
+func defaultsScaleIn(s *Scenario) {
+	si := s.Spec.ScaleIn
+	if si == nil {
+		return
+	}
+	if si.Settle.Quiet.Duration == 0 {
+		si.Settle.Quiet.Duration = DefaultScaleInQuiet + consolidateAfter(s.NodePool)
+	}
+	if si.Settle.Timeout.Duration == 0 {
+		si.Settle.Timeout.Duration = DefaultScaleInTimeout
+	}
+}
+
+// consolidateAfter is the NodePool's consolidateAfter; 0 when it has none
+// or it is Never.
+func consolidateAfter(np *karpv1.NodePool) time.Duration {
+	if np == nil || np.Spec.Disruption.ConsolidateAfter.Duration == nil {
+		return 0
+	}
+	return *np.Spec.Disruption.ConsolidateAfter.Duration
+}
+
+// applyDisruption puts policy.disruption in the resolved NodePool, in place
+// of the disruption block its manifest has.
+func applyDisruption(s *Scenario) {
+	if d := s.Spec.Policy.Disruption; d != nil && s.NodePool != nil {
+		s.NodePool = s.NodePool.DeepCopy()
+		s.NodePool.Spec.Disruption = *d.DeepCopy()
+	}
+}
+
+// budgetNodes is the CRD's pattern for a budget's nodes.
+var budgetNodes = regexp.MustCompile(`^((100|[0-9]{1,2})%|[0-9]+)$`)
+
+// validateDisruption checks a disruption block as Karpenter's CRD would,
+// so that a bad one stops the scenario before anything is applied.
+func validateDisruption(field string, d *karpv1.Disruption, add func(field, msg string, args ...any)) {
+	if d == nil {
+		return
+	}
+	switch d.ConsolidationPolicy {
+	case "", karpv1.ConsolidationPolicyWhenEmpty, karpv1.ConsolidationPolicyWhenEmptyOrUnderutilized, karpv1.ConsolidationPolicyBalanced:
+	default:
+		add(field+".consolidationPolicy", "want WhenEmpty, WhenEmptyOrUnderutilized or Balanced (Karpenter v1.14 and later), got %q", d.ConsolidationPolicy)
+	}
+	if v := d.ConsolidateAfter.Duration; v != nil && *v < 0 {
+		add(field+".consolidateAfter", "%s is negative: write a duration such as 30s, or Never", *v)
+	}
+	for i, b := range d.Budgets {
+		f := fmt.Sprintf("%s.budgets[%d]", field, i)
+		if !budgetNodes.MatchString(b.Nodes) {
+			add(f+".nodes", "%q is not a node count or a percentage such as 10%%", b.Nodes)
+		}
+		if (b.Schedule == nil) != (b.Duration == nil) {
+			add(f, "set schedule and duration together (a window), or neither (always in force)")
+			continue
+		}
+		if b.Schedule != nil {
+			if _, err := b.IsActive(clock.RealClock{}); err != nil {
+				add(f+".schedule", "%q is not a cron schedule (five fields, or @daily and the like): %v", *b.Schedule, err)
+			}
+		}
+		for j, r := range b.Reasons {
+			switch r {
+			case karpv1.DisruptionReasonEmpty, karpv1.DisruptionReasonUnderutilized, karpv1.DisruptionReasonDrifted:
+			default:
+				add(fmt.Sprintf("%s.reasons[%d]", f, j), "want Empty, Underutilized or Drifted, got %q", r)
+			}
+		}
+	}
+}
+
+// validateScaleIn checks the scale-in's steps against the scenario's
+// workloads.
+func validateScaleIn(s *Scenario, add func(field, msg string, args ...any)) {
+	si := s.Spec.ScaleIn
+	if si == nil {
+		return
+	}
+	const f = "spec.scaleIn"
+	if s.Spec.Fault != nil {
+		add(f, "a fault scenario has no scale-in phase yet: run the scale-in in a scenario of its own")
+	}
+	switch n := len(si.Steps); {
+	case n == 0:
+		add(f+".steps", "at least one step is needed (scale a workload down, or remove it)")
+	case n > MaxScaleInSteps:
+		add(f+".steps", "%d steps, at most %d", n, MaxScaleInSteps)
+	}
+	workloads := map[string]*Workload{}
+	for i := range s.Spec.Workloads {
+		workloads[s.Spec.Workloads[i].Name] = &s.Spec.Workloads[i]
+	}
+	removed := map[string]bool{}
+	var waited time.Duration
+	for i, st := range si.Steps {
+		sf := fmt.Sprintf("%s.steps[%d]", f, i)
+		waited += st.After.Duration
+		name := ""
+		switch {
+		case (st.Scale != nil) == (st.Remove != ""):
+			add(sf, "set one of scale ({workload, replicas}) and remove (a workload's name)")
+			continue
+		case st.Scale != nil:
+			name = st.Scale.Workload
+			if r := st.Scale.Replicas; r == nil {
+				add(sf+".scale.replicas", "set the replicas the workload scales to (0 and up)")
+			} else if *r < 0 || *r > MaxReplicas {
+				add(sf+".scale.replicas", "%d is out of range 0..%d", *r, MaxReplicas)
+			}
+		default:
+			name = st.Remove
+		}
+		w, ok := workloads[name]
+		switch {
+		case !ok:
+			add(sf, "workload %q is not one of the scenario's", name)
+		case removed[name]:
+			add(sf, "workload %q was removed by an earlier step", name)
+		case w.HPA != nil && st.Scale != nil:
+			add(sf+".scale", "workload %q has an HPA, which sets its replicas: scale it through its load, or remove it", name)
+		}
+		if st.Remove != "" {
+			removed[name] = true
+		}
+	}
+	if waited > maxScaleInWait {
+		add(f+".steps", "the steps wait %s in all, longer than %s", waited, maxScaleInWait)
+	}
+	if q := si.Settle.Quiet.Duration; q > maxScaleInWait {
+		add(f+".settle.quiet", "%s is longer than %s", q, maxScaleInWait)
+	}
+	if t := si.Settle.Timeout.Duration; t > time.Hour {
+		add(f+".settle.timeout", "%s is longer than the hour a scale-in may take", t)
+	}
+}
