@@ -163,6 +163,7 @@ func (d *Diff) static(b *fingerprint.Baseline, rules Rules, fp *fingerprint.Fing
 	}
 	d.zones(b, fp.Selection, rules.ZonesMatter)
 	d.outcomes(b.Outcomes, fp.Outcomes)
+	d.disruption(b.Disruption, fp.Disruption, rules)
 }
 
 func (d *Diff) add(path, base, obs, rule string, sev Severity) {
@@ -172,10 +173,15 @@ func (d *Diff) add(path, base, obs, rule string, sev Severity) {
 // selection compares what Karpenter chose and says whether the baseline
 // saw that selection.
 func (d *Diff) selection(b *fingerprint.Baseline, sel fingerprint.Selection, rules Rules) (seen bool) {
+	return d.selectionAgainst("selection", b.Selections, sel, rules)
+}
+
+// selectionAgainst compares a selection with the ones seen, under path.
+func (d *Diff) selectionAgainst(path string, seenSels []fingerprint.SeenSelection, sel fingerprint.Selection, rules Rules) (seen bool) {
 	tol := rules.Tolerances
 	var keys []string
 	nodes, cost := fingerprint.Range{}, fingerprint.Range{}
-	for i, s := range b.Selections {
+	for i, s := range seenSels {
 		keys = append(keys, s.Key())
 		seen = seen || s.Key() == sel.Key()
 		nodes = nodes.Extend(float64(s.Nodes), i == 0)
@@ -191,14 +197,14 @@ func (d *Diff) selection(b *fingerprint.Baseline, sel fingerprint.Selection, rul
 	if (tol.CostPercent > 0 || tol.Nodes > 0) && withinNodes && withinCost {
 		sev = Tolerated
 		rule = fmt.Sprintf("unseen selection within the tolerances (cost ±%g%%, nodes ±%d)", tol.CostPercent, tol.Nodes)
-		d.costPerCPU(b, sel, rules)
+		d.costPerCPU(path, seenSels, sel, rules)
 	}
-	d.add("selection.instanceTypes", strings.Join(keys, " | "), sel.Key(), rule, sev)
+	d.add(path+".instanceTypes", strings.Join(keys, " | "), sel.Key(), rule, sev)
 	if !cost.Contains(sel.HourlyCost, 1e-9) {
-		d.add("selection.hourlyCost", rangeString(cost, "%.4f"), fmt.Sprintf("%.4f", sel.HourlyCost), fmt.Sprintf("within the seen range ±%g%%", tol.CostPercent), sevIf(withinCost, sev))
+		d.add(path+".hourlyCost", rangeString(cost, "%.4f"), fmt.Sprintf("%.4f", sel.HourlyCost), fmt.Sprintf("within the seen range ±%g%%", tol.CostPercent), sevIf(withinCost, sev))
 	}
 	if !nodes.Contains(float64(sel.Nodes), 0) {
-		d.add("selection.nodes", rangeString(nodes, "%.0f"), fmt.Sprint(sel.Nodes), fmt.Sprintf("within the seen range ±%d", tol.Nodes), sevIf(withinNodes, sev))
+		d.add(path+".nodes", rangeString(nodes, "%.0f"), fmt.Sprint(sel.Nodes), fmt.Sprintf("within the seen range ±%d", tol.Nodes), sevIf(withinNodes, sev))
 	}
 	return false
 }
@@ -208,9 +214,9 @@ func (d *Diff) selection(b *fingerprint.Baseline, sel fingerprint.Selection, rul
 // bought, not what a vCPU of it costs: a dearer kind of instance within
 // the cost tolerance is still a regression (measured: make mutants'
 // expensive-types build on burst-1000, +24% a vCPU, inside the cost range).
-func (d *Diff) costPerCPU(b *fingerprint.Baseline, sel fingerprint.Selection, rules Rules) {
+func (d *Diff) costPerCPU(path string, seenSels []fingerprint.SeenSelection, sel fingerprint.Selection, rules Rules) {
 	if rules.CatalogErr != nil {
-		d.add("selection.costPerCPU", "unknown", "unknown",
+		d.add(path+".costPerCPU", "unknown", "unknown",
 			fmt.Sprintf("the cost of a vCPU must be checked for a selection the tolerances accept, and the catalog could not be read: %v", rules.CatalogErr), Regression)
 		return
 	}
@@ -219,7 +225,7 @@ func (d *Diff) costPerCPU(b *fingerprint.Baseline, sel fingerprint.Selection, ru
 		return
 	}
 	seen := fingerprint.Range{}
-	for i, s := range b.Selections {
+	for i, s := range seenSels {
 		u, ok := costPerCPU(s.InstanceTypes, s.HourlyCost, rules.CPU)
 		if !ok {
 			return
@@ -228,7 +234,7 @@ func (d *Diff) costPerCPU(b *fingerprint.Baseline, sel fingerprint.Selection, ru
 	}
 	tol := rules.Tolerances.CostPercent
 	if unit > seen.Max*(1+tol/100)+1e-9 || unit < seen.Min*(1-tol/100)-1e-9 {
-		d.add("selection.costPerCPU", rangeString(seen, "%.5f"), fmt.Sprintf("%.5f", unit),
+		d.add(path+".costPerCPU", rangeString(seen, "%.5f"), fmt.Sprintf("%.5f", unit),
 			fmt.Sprintf("the cost of a vCPU within the seen range ±%g%% (batching changes how much is bought, not its price)", tol), Regression)
 	}
 }

@@ -72,6 +72,8 @@ type Baseline struct {
 	// class, workloads, catalog and Karpenter), for change attribution;
 	// nil in a baseline of schema 1.
 	Inputs *inputs.Inputs `json:"inputs,omitempty"`
+	// Disruption is each run's scale-in, for a scenario with one.
+	Disruption *BaselineDisruption `json:"disruption,omitempty"`
 }
 
 // NoInputs says why a change cannot be attributed against the baseline,
@@ -356,6 +358,9 @@ func (b *Baseline) Merge(o *Baseline) (*Baseline, error) {
 		}
 	}
 	nb := b.clone()
+	if err := nb.mergeDisruption(o); err != nil {
+		return nil, err
+	}
 	bySel := map[string]int{}
 	for i, s := range nb.Selections {
 		bySel[s.Key()] = i
@@ -428,6 +433,9 @@ func (b *Baseline) clone() *Baseline {
 		r := *b.Replaced
 		nb.Replaced = &r
 	}
+	if b.Disruption != nil {
+		nb.Disruption = &BaselineDisruption{Runs: slices.Clone(b.Disruption.Runs)}
+	}
 	for _, m := range RunMetrics {
 		if s := m.In(&nb, false); s != nil {
 			s.Values = slices.Clone(s.Values)
@@ -450,6 +458,9 @@ func (b *Baseline) add(fps []*Fingerprint) error {
 			m.In(b, m.Usage)
 		}
 		b.Replaced = &Range{}
+	}
+	if err := b.addDisruption(fps, b.Runs); err != nil {
+		return err
 	}
 	values := map[string][]float64{}
 	for _, m := range RunMetrics {

@@ -29,6 +29,9 @@ type Fingerprint struct {
 	// Karpenter is what Karpenter itself consumed during the run; nil
 	// where its metrics cannot be read.
 	Karpenter *usage.Usage `json:"karpenter,omitempty"`
+	// Disruption is what Karpenter removed after the scale-out, in a
+	// scenario with a scale-in phase; nil otherwise.
+	Disruption *Disruption `json:"disruption,omitempty"`
 }
 
 // Selection is what Karpenter launched.

@@ -104,13 +104,16 @@ type PodRecord struct {
 
 // NodeClaimRecord is one NodeClaim's life.
 type NodeClaimRecord struct {
-	Name         string    `json:"name"`
-	Created      time.Time `json:"created"`
-	Launched     time.Time `json:"launched,omitzero"`
-	Registered   time.Time `json:"registered,omitzero"`
-	Initialized  time.Time `json:"initialized,omitzero"`
-	Ready        time.Time `json:"ready,omitzero"`
-	Deleted      time.Time `json:"deleted,omitzero"`
+	Name        string    `json:"name"`
+	Created     time.Time `json:"created"`
+	Launched    time.Time `json:"launched,omitzero"`
+	Registered  time.Time `json:"registered,omitzero"`
+	Initialized time.Time `json:"initialized,omitzero"`
+	Ready       time.Time `json:"ready,omitzero"`
+	Deleted     time.Time `json:"deleted,omitzero"`
+	// Gone is the local time the NodeClaim was seen to disappear (its
+	// finalizer done: the instance terminated), zero while it exists.
+	Gone         time.Time `json:"gone,omitzero"`
 	InstanceType string    `json:"instanceType,omitempty"`
 	CapacityType string    `json:"capacityType,omitempty"`
 	Zone         string    `json:"zone,omitempty"`

@@ -424,6 +424,9 @@ func (o *Observer) onNodeClaim(obj any, deleted bool) {
 	if markDeleted(&r.Deleted, deleted, nc.DeletionTimestamp) {
 		ch = true
 	}
+	if deleted && r.Gone.IsZero() {
+		r.Gone, ch = now, true
+	}
 	if ch {
 		o.changed(true)
 	}
@@ -440,13 +443,17 @@ func (o *Observer) onNamespace(_ any, deleted bool) {
 
 func (o *Observer) onDeployment(obj any, deleted bool) {
 	d, ok := obj.(*appsv1.Deployment)
-	if !ok || deleted || d.Spec.Replicas == nil {
+	if !ok || (!deleted && d.Spec.Replicas == nil) {
 		return
+	}
+	want := int32(0) // a deleted workload expects no pods (a scale-in's remove)
+	if !deleted {
+		want = *d.Spec.Replicas
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	if cur, seen := o.replicas[d.Name]; !seen || cur != *d.Spec.Replicas {
-		o.replicas[d.Name] = *d.Spec.Replicas
+	if cur, seen := o.replicas[d.Name]; !seen || cur != want {
+		o.replicas[d.Name] = want
 		o.changed(false)
 	}
 }

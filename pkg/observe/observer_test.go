@@ -99,6 +99,27 @@ func TestExpectedFollowsTheDeployments(t *testing.T) {
 	if got := o.expected(); got != 9 {
 		t.Fatalf("after a scale-up: want 9, got %d", got)
 	}
+	// A scale-in removed api: its pods are no longer expected.
+	o.onDeployment(&appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "api"}}, true)
+	if got := o.expected(); got != 7 {
+		t.Fatalf("after api was removed: want 7, got %d", got)
+	}
+}
+
+func TestNodeClaimGone(t *testing.T) {
+	o := newObserver(Target{})
+	nc := &karpv1.NodeClaim{ObjectMeta: metav1.ObjectMeta{Name: "c1", CreationTimestamp: metav1.Now()}}
+	o.onNodeClaim(nc, false)
+	del := metav1.Now()
+	nc.DeletionTimestamp = &del
+	o.onNodeClaim(nc, false)
+	if r := o.ob.NodeClaims["c1"]; r.Deleted.IsZero() || !r.Gone.IsZero() {
+		t.Fatalf("a NodeClaim being deleted is deleted, not gone: %+v", r)
+	}
+	o.onNodeClaim(nc, true)
+	if r := o.ob.NodeClaims["c1"]; r.Gone.IsZero() {
+		t.Fatalf("a NodeClaim that disappeared is gone: %+v", r)
+	}
 }
 
 func readyPod(name string, ready bool) *corev1.Pod {

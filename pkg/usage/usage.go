@@ -15,6 +15,7 @@ package usage
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -31,7 +32,13 @@ import (
 // a metric names one of these (pkg/attribute's test checks it): an
 // engineer who greps for it must find what the verdict counted.
 var Metrics = []string{"process_cpu_seconds_total", "process_resident_memory_bytes", "process_start_time_seconds",
-	"client_go_request_total", "client_go_request_duration_seconds", "controller_runtime_reconcile_total"}
+	"client_go_request_total", "client_go_request_duration_seconds", "controller_runtime_reconcile_total",
+	DecisionsMetric}
+
+// DecisionsMetric counts Karpenter's disruption decisions by decision
+// (delete, replace), reason (empty, underutilized, drifted) and
+// consolidation type (empty, single, multi; none for drift).
+const DecisionsMetric = "karpenter_voluntary_disruption_decisions_total"
 
 // Sample is Karpenter's counters at one moment.
 type Sample struct {
@@ -50,6 +57,31 @@ type Sample struct {
 	RequestSeconds float64
 	// Reconciles is controller_runtime_reconcile_total over every controller and result.
 	Reconciles float64
+	// Decisions counts DecisionsMetric by "decision/reason/type" (DecisionKey).
+	Decisions map[string]float64
+}
+
+// DecisionKey names a disruption decision's kind as Decisions keys it:
+// "delete/underutilized/multi"; a decision without a consolidation type
+// (drift) ends in "-".
+func DecisionKey(decision, reason, consolidationType string) string {
+	return decision + "/" + reason + "/" + cmp.Or(consolidationType, "-")
+}
+
+// DecisionsSince are the decisions Karpenter made from before to s; nil
+// when it restarted in between (its counters began again) or neither
+// sample has the metric (a Karpenter that does not export it).
+func (s Sample) DecisionsSince(before Sample) map[string]int {
+	if s.Decisions == nil || s.StartSeconds != before.StartSeconds {
+		return nil
+	}
+	out := map[string]int{}
+	for k, v := range s.Decisions {
+		if d := int(v - before.Decisions[k]); d > 0 {
+			out[k] = d
+		}
+	}
+	return out
 }
 
 // Usage is what Karpenter consumed between two samples.
@@ -134,6 +166,11 @@ func Parse(r io.Reader) (Sample, error) {
 			s.RequestSeconds += v
 		case "controller_runtime_reconcile_total":
 			s.Reconciles += v
+		case DecisionsMetric:
+			if s.Decisions == nil {
+				s.Decisions = map[string]float64{}
+			}
+			s.Decisions[DecisionKey(labels["decision"], labels["reason"], labels["consolidation_type"])] += v
 		}
 	}
 	if err := sc.Err(); err != nil {

@@ -61,3 +61,32 @@ func TestSince(t *testing.T) {
 		t.Errorf("Top(1) = %v", got)
 	}
 }
+
+func TestDecisions(t *testing.T) {
+	before, err := Parse(strings.NewReader(`process_start_time_seconds 100
+karpenter_voluntary_disruption_decisions_total{consolidation_type="empty",decision="delete",reason="empty"} 2
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := Parse(strings.NewReader(`process_start_time_seconds 100
+karpenter_voluntary_disruption_decisions_total{consolidation_type="empty",decision="delete",reason="empty"} 3
+karpenter_voluntary_disruption_decisions_total{consolidation_type="multi",decision="delete",reason="underutilized"} 1
+karpenter_voluntary_disruption_decisions_total{consolidation_type="",decision="replace",reason="drifted"} 0
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"delete/empty/empty": 1, "delete/underutilized/multi": 1}
+	if diff := cmp.Diff(want, after.DecisionsSince(before)); diff != "" {
+		t.Fatalf("decisions (-want +got):\n%s", diff)
+	}
+	restarted := after
+	restarted.StartSeconds = 200
+	if got := restarted.DecisionsSince(before); got != nil {
+		t.Fatalf("a restarted Karpenter's decisions are unknown, got %v", got)
+	}
+	if got := (Sample{}).DecisionsSince(Sample{}); got != nil {
+		t.Fatalf("a Karpenter without the metric has no decisions, got %v", got)
+	}
+}

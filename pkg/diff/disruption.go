@@ -1,0 +1,111 @@
+package diff
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+)
+
+// disruption compares a run's scale-in with the recorded runs' (docs/scale-in.md):
+// what it ended with and every decision count, none of which depends on
+// the machine; a decision that disrupted more nodes at once than the
+// NodePool's budget allowed fails whatever the baseline saw. How long it
+// took depends on the machine and is not compared here.
+func (d *Diff) disruption(b *fingerprint.BaselineDisruption, o *fingerprint.Disruption, rules Rules) {
+	switch {
+	case b == nil && o == nil:
+		return
+	case b == nil:
+		d.add("disruption", "no scale-in", "a scale-in", "the baseline was recorded without the scenario's scale-in: record it afresh", Regression)
+		return
+	case o == nil:
+		d.add("disruption", "a scale-in", "none", "the scenario's scale-in must run as it was recorded", Regression)
+		return
+	case o.Skipped != "":
+		d.add("disruption.outcome", outcomesOf(b), "skipped: "+o.Skipped, "the scale-in must run and end as it did in the baseline", Regression)
+		return
+	}
+	if !slices.ContainsFunc(b.Runs, func(r fingerprint.DisruptionRun) bool { return r.Outcome == o.Outcome }) {
+		d.add("disruption.outcome", outcomesOf(b), string(o.Outcome), "the scale-in must end as it did in the baseline", Regression)
+	}
+	d.selectionAgainst("disruption.after", afterSelections(b), o.After, rules)
+	s := o.Summary()
+	d.counts("disruption.disrupted", b, s.Disrupted, func(r fingerprint.DisruptionRun) map[string]int { return r.Disrupted }, "NodeClaims removed for this reason within the seen range")
+	d.counts("disruption.decisions", b, s.Decisions, func(r fingerprint.DisruptionRun) map[string]int { return r.Decisions }, "decisions of this kind within the seen range")
+	for _, x := range []struct {
+		path string
+		of   func(fingerprint.DisruptionRun) int
+	}{
+		{"disruption.replacements", func(r fingerprint.DisruptionRun) int { return r.Replacements }},
+		{"disruption.maxDisrupting", func(r fingerprint.DisruptionRun) int { return r.MaxDisrupting }},
+		{"disruption.evicted", func(r fingerprint.DisruptionRun) int { return r.Evicted }},
+	} {
+		seen := rangeOf(b, func(r fingerprint.DisruptionRun) float64 { return float64(x.of(r)) })
+		if v := float64(x.of(s)); !seen.Contains(v, 0) {
+			d.add(x.path, rangeString(seen, "%.0f"), fmt.Sprint(v), "within the seen range", Regression)
+		}
+	}
+	for _, x := range o.Decisions {
+		if x.Allowed >= 0 && x.Disrupting > x.Allowed {
+			d.add("disruption.budget", fmt.Sprintf("at most %d disrupting (the NodePool's budget for %s then)", x.Allowed, x.Reason),
+				fmt.Sprintf("%d disrupting at %.0f s (%s %s of %d node(s))", x.Disrupting, x.At, x.Kind, x.Reason, len(x.Nodes)),
+				"no decision may disrupt more nodes at once than the budget in force allows", Regression)
+		}
+	}
+}
+
+// counts compares each key's count with the range the recorded runs saw
+// (a key a run lacks counts 0 there).
+func (d *Diff) counts(path string, b *fingerprint.BaselineDisruption, got map[string]int, of func(fingerprint.DisruptionRun) map[string]int, rule string) {
+	keys := maps.Clone(got)
+	if keys == nil {
+		keys = map[string]int{}
+	}
+	for _, r := range b.Runs {
+		for k := range of(r) {
+			keys[k] += 0
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		seen := rangeOf(b, func(r fingerprint.DisruptionRun) float64 { return float64(of(r)[k]) })
+		if v := float64(got[k]); !seen.Contains(v, 0) {
+			d.add(path+"."+k, rangeString(seen, "%.0f"), fmt.Sprint(v), rule, Regression)
+		}
+	}
+}
+
+func rangeOf(b *fingerprint.BaselineDisruption, of func(fingerprint.DisruptionRun) float64) fingerprint.Range {
+	r := fingerprint.Range{}
+	for i, x := range b.Runs {
+		r = r.Extend(of(x), i == 0)
+	}
+	return r
+}
+
+func outcomesOf(b *fingerprint.BaselineDisruption) string {
+	var out []string
+	for _, r := range b.Runs {
+		if !slices.Contains(out, string(r.Outcome)) {
+			out = append(out, string(r.Outcome))
+		}
+	}
+	return strings.Join(out, " | ")
+}
+
+// afterSelections are the distinct selections the recorded scale-ins
+// ended with, with their runs.
+func afterSelections(b *fingerprint.BaselineDisruption) []fingerprint.SeenSelection {
+	var out []fingerprint.SeenSelection
+	for _, r := range b.Runs {
+		i := slices.IndexFunc(out, func(s fingerprint.SeenSelection) bool { return s.Key() == r.After.Key() })
+		if i < 0 {
+			out = append(out, fingerprint.SeenSelection{InstanceTypes: r.After.InstanceTypes, Nodes: r.After.Nodes, HourlyCost: r.After.HourlyCost})
+			i = len(out) - 1
+		}
+		out[i].Runs++
+	}
+	return out
+}

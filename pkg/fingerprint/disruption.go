@@ -1,0 +1,450 @@
+package fingerprint
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	clocktesting "k8s.io/utils/clock/testing"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+
+	"github.com/nodeprint/nodeprint/pkg/catalog"
+	"github.com/nodeprint/nodeprint/pkg/observe"
+)
+
+// Disruption is what Karpenter took away after a run's scale-out, once
+// its scale-in steps ran: the steady state it reached and each decision on
+// the way, read from Karpenter's own events and the NodeClaims' lives.
+type Disruption struct {
+	// Outcome is how the scale-in ended: settled (every remaining pod
+	// Ready and nothing changed for the quiet period), stalled or
+	// timed-out. Empty when it was Skipped.
+	Outcome observe.Outcome `json:"outcome,omitempty"`
+	// Skipped says why no scale-in ran (the scale-out did not settle).
+	Skipped string `json:"skipped,omitempty"`
+	// Before is the selection when the first step ran; After the one the
+	// scale-in ended with.
+	Before Selection `json:"before"`
+	After  Selection `json:"after"`
+	// SteadyAfter is the seconds from the first step to the last NodeClaim
+	// created, deleted or gone: how long Karpenter took to get there.
+	SteadyAfter float64 `json:"steadyAfter"`
+	// Disrupted counts the NodeClaims removed, by the reason Karpenter
+	// gave (Empty, Underutilized, Drifted); NoReason for one removed
+	// without a disruption event (not Karpenter's disruption controller).
+	Disrupted map[string]int `json:"disrupted,omitempty"`
+	// Decisions are Karpenter's disruption decisions, in order.
+	Decisions []Decision `json:"decisions,omitempty"`
+	// Replacements is how many NodeClaims Karpenter launched to replace
+	// disrupted ones.
+	Replacements int `json:"replacements"`
+	// MaxDisrupting is the most NodeClaims being removed at once.
+	MaxDisrupting int `json:"maxDisrupting"`
+	// Evicted counts the pods that were on a node when Karpenter decided
+	// to remove it.
+	Evicted int `json:"evicted"`
+	// KarpenterDecisions are Karpenter's own counts of its decisions over
+	// the scale-in (usage.DecisionKey); nil where its metrics could not
+	// be read, it restarted, or another run shared it.
+	KarpenterDecisions map[string]int `json:"karpenterDecisions,omitempty"`
+	// Timeline is the nodes and their hourly cost at every change.
+	Timeline []Point `json:"timeline,omitempty"`
+}
+
+// NoReason is Disruption.Disrupted's key for a NodeClaim removed without
+// a disruption event.
+const NoReason = "none"
+
+// Decision is one disruption command of Karpenter's: the NodeClaims it
+// removed together for one reason, and what it launched in their place.
+type Decision struct {
+	// At is the seconds from the first step.
+	At     float64 `json:"at"`
+	Reason string  `json:"reason"`
+	// Kind is delete or replace.
+	Kind string `json:"kind"`
+	// Nodes are the removed NodeClaims' "instance-type/capacity-type",
+	// sorted; Replacements the launched ones'.
+	Nodes        []string `json:"nodes"`
+	Replacements []string `json:"replacements,omitempty"`
+	// Disrupting is how many NodeClaims were being removed right after it
+	// (its own included); Allowed how many the NodePool's budgets for its
+	// reason allowed then (-1: no budget bounds it).
+	Disrupting int `json:"disrupting"`
+	Allowed    int `json:"allowed"`
+	// Evicted are the pods on its nodes when it was made.
+	Evicted int `json:"evicted"`
+}
+
+// Point is the run's nodes and their hourly cost from At seconds after the
+// first step.
+type Point struct {
+	At         float64 `json:"at"`
+	Nodes      int     `json:"nodes"`
+	HourlyCost float64 `json:"hourlyCost"`
+}
+
+// Karpenter's disruption events (sigs.k8s.io/karpenter's
+// controllers/disruption/events), on the NodeClaims.
+const (
+	terminatingReason = "DisruptionTerminating"
+	terminatingPrefix = "Disrupting NodeClaim: "
+	launchingReason   = "DisruptionLaunching"
+	launchingPrefix   = "Launching NodeClaim: "
+	// together is how close in time two NodeClaims' removals for one
+	// reason are to count as one command: Karpenter deletes a command's
+	// candidates in parallel, and events have one-second timestamps.
+	together = 1500 * time.Millisecond
+)
+
+// ComputeDisruption summarises a scale-in that began at start (the first
+// step) from the run's observation at its end; np is the run's NodePool as
+// applied (its budgets), cat prices the nodes (nil: cost 0).
+func ComputeDisruption(ob *observe.Observation, cat *catalog.Catalog, np *karpv1.NodePool, start time.Time) (*Disruption, error) {
+	d := &Disruption{Outcome: ob.Outcome, Disrupted: map[string]int{}}
+	var err error
+	if d.Before, err = selectionAt(ob, cat, start); err != nil {
+		return nil, err
+	}
+	if d.After, err = selectionAt(ob, cat, ob.End); err != nil {
+		return nil, err
+	}
+	reasons := claimReasons(ob, terminatingReason, terminatingPrefix)
+	launched := claimReasons(ob, launchingReason, launchingPrefix)
+	for _, c := range sortedClaims(ob) {
+		if !c.Deleted.IsZero() && !c.Deleted.Before(start.Add(-time.Second)) {
+			d.Disrupted[cmpOr(reasons[c.Name].reason, NoReason)]++
+		}
+		if _, ok := launched[c.Name]; ok && !c.Created.Before(start.Add(-time.Second)) {
+			d.Replacements++
+		}
+	}
+	d.Decisions = decisions(ob, np, reasons, launched, start)
+	for _, x := range d.Decisions {
+		d.MaxDisrupting = max(d.MaxDisrupting, x.Disrupting)
+		d.Evicted += x.Evicted
+	}
+	if d.Timeline, err = timeline(ob, cat, start); err != nil {
+		return nil, err
+	}
+	if n := len(d.Timeline); n > 0 {
+		d.SteadyAfter = d.Timeline[n-1].At
+	}
+	return d, nil
+}
+
+func cmpOr(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+type claimEvent struct {
+	reason string
+	at     time.Time
+}
+
+// claimReasons maps each NodeClaim to the reason of its first event of
+// kind eventReason ("Disrupting NodeClaim: Underutilized" → Underutilized).
+func claimReasons(ob *observe.Observation, eventReason, prefix string) map[string]claimEvent {
+	out := map[string]claimEvent{}
+	for _, e := range ob.Events {
+		if e.Kind != "NodeClaim" || e.Reason != eventReason || !strings.HasPrefix(e.Message, prefix) {
+			continue
+		}
+		name := strings.TrimPrefix(e.Object, "NodeClaim/")
+		if prev, ok := out[name]; ok && !e.Time.Before(prev.at) {
+			continue
+		}
+		out[name] = claimEvent{reason: strings.TrimSpace(strings.TrimPrefix(e.Message, prefix)), at: e.Time}
+	}
+	return out
+}
+
+func sortedClaims(ob *observe.Observation) []*observe.NodeClaimRecord {
+	out := make([]*observe.NodeClaimRecord, 0, len(ob.NodeClaims))
+	for _, c := range ob.NodeClaims {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].Created.Equal(out[j].Created) {
+			return out[i].Created.Before(out[j].Created)
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out
+}
+
+// decisions groups the NodeClaims Karpenter removed into its commands
+// (one reason, removed together) and gives each the replacements launched
+// for it: a replacement launched for a reason belongs to the first command
+// for that reason that removed nodes after it was created.
+func decisions(ob *observe.Observation, np *karpv1.NodePool, reasons, launched map[string]claimEvent, start time.Time) []Decision {
+	type removal struct {
+		claim *observe.NodeClaimRecord
+		ev    claimEvent
+	}
+	var rs []removal
+	for name, ev := range reasons {
+		if c := ob.NodeClaims[name]; c != nil && !ev.at.Before(start.Add(-time.Second)) {
+			rs = append(rs, removal{c, ev})
+		}
+	}
+	sort.Slice(rs, func(i, j int) bool {
+		if !rs[i].ev.at.Equal(rs[j].ev.at) {
+			return rs[i].ev.at.Before(rs[j].ev.at)
+		}
+		return rs[i].claim.Name < rs[j].claim.Name
+	})
+	var out []Decision
+	var first, last []time.Time // each decision's first event and last deletion
+	var nodes []map[string]bool
+	for _, r := range rs {
+		i := len(out) - 1
+		for ; i >= 0; i-- {
+			if out[i].Reason == r.ev.reason && r.ev.at.Sub(first[i]) <= together {
+				break
+			}
+		}
+		if i < 0 {
+			out = append(out, Decision{At: seconds(r.ev.at.Sub(start)), Reason: r.ev.reason, Kind: "delete"})
+			first, last = append(first, r.ev.at), append(last, r.ev.at)
+			nodes = append(nodes, map[string]bool{})
+			i = len(out) - 1
+		}
+		if r.claim.Deleted.After(last[i]) {
+			last[i] = r.claim.Deleted
+		}
+		out[i].Nodes = append(out[i].Nodes, typeOf(r.claim))
+		if r.claim.Node != "" {
+			nodes[i][r.claim.Node] = true
+		}
+	}
+	for _, c := range sortedClaims(ob) {
+		ev, ok := launched[c.Name]
+		if !ok || c.Created.Before(start.Add(-time.Second)) {
+			continue
+		}
+		for i := range out {
+			if out[i].Reason == ev.reason && !first[i].Before(c.Created.Add(-time.Second)) {
+				out[i].Kind = "replace"
+				out[i].Replacements = append(out[i].Replacements, typeOf(c))
+				break
+			}
+		}
+	}
+	for i := range out {
+		sort.Strings(out[i].Nodes)
+		sort.Strings(out[i].Replacements)
+		out[i].Disrupting = disruptingAt(ob, last[i])
+		out[i].Allowed = allowed(np, first[i], liveAt(ob, first[i]), out[i].Reason)
+		for _, p := range ob.Pods {
+			if nodes[i][p.Node] && (p.Deleted.IsZero() || !p.Deleted.Before(first[i].Add(-time.Second))) {
+				out[i].Evicted++
+			}
+		}
+	}
+	return out
+}
+
+func typeOf(c *observe.NodeClaimRecord) string {
+	if c.InstanceType == "" {
+		return "(not launched)"
+	}
+	return c.InstanceType + "/" + c.CapacityType
+}
+
+func seconds(d time.Duration) float64 { return math.Round(d.Seconds()*10) / 10 }
+
+// gone is when a NodeClaim stopped existing: seen gone, else (a record
+// without it) its deletion; zero while it exists.
+func gone(c *observe.NodeClaimRecord) time.Time {
+	if !c.Gone.IsZero() {
+		return c.Gone
+	}
+	return c.Deleted
+}
+
+// liveAt counts the NodeClaims initialised by t and not gone: the nodes
+// Karpenter counts a budget's percentage of (it leaves out nodes not yet
+// initialised).
+func liveAt(ob *observe.Observation, t time.Time) int {
+	n := 0
+	for _, c := range ob.NodeClaims {
+		if !c.Initialized.IsZero() && !c.Initialized.After(t) && (gone(c).IsZero() || gone(c).After(t)) {
+			n++
+		}
+	}
+	return n
+}
+
+// disruptingAt counts the NodeClaims being removed at t: deleted, not yet gone.
+func disruptingAt(ob *observe.Observation, t time.Time) int {
+	n := 0
+	for _, c := range ob.NodeClaims {
+		if !c.Deleted.IsZero() && !c.Deleted.After(t) && (c.Gone.IsZero() || c.Gone.After(t)) {
+			n++
+		}
+	}
+	return n
+}
+
+// allowed is how many nodes the NodePool's budgets let be disrupted at
+// once for reason at t, with nodes nodes (Karpenter's own arithmetic);
+// -1 when nothing bounds it.
+func allowed(np *karpv1.NodePool, t time.Time, nodes int, reason string) int {
+	if np == nil {
+		return -1
+	}
+	n, err := np.GetAllowedDisruptionsByReason(clocktesting.NewFakeClock(t), nodes, karpv1.DisruptionReason(reason))
+	if err != nil || n == math.MaxInt32 {
+		return -1
+	}
+	return n
+}
+
+// selectionAt is what ran at t: the NodeClaims launched by then and not
+// yet gone.
+func selectionAt(ob *observe.Observation, cat *catalog.Catalog, t time.Time) (Selection, error) {
+	s := Selection{InstanceTypes: map[string]int{}, CapacityTypes: map[string]int{}}
+	zones := map[string]int{}
+	for _, c := range ob.NodeClaims {
+		if c.InstanceType == "" || c.Created.After(t) || (!gone(c).IsZero() && !gone(c).After(t)) {
+			continue
+		}
+		s.InstanceTypes[c.InstanceType+"/"+c.CapacityType]++
+		s.CapacityTypes[c.CapacityType]++
+		s.Nodes++
+		zones[c.Zone]++
+		if cat != nil {
+			price, ok := cat.Price(c.InstanceType, c.Zone, c.CapacityType)
+			if !ok {
+				return Selection{}, fmt.Errorf("instance type %s (%s, %s) is not in the catalog: was Karpenter started with another one?", c.InstanceType, c.Zone, c.CapacityType)
+			}
+			s.HourlyCost += price
+		}
+	}
+	s.HourlyCost = math.Round(s.HourlyCost*1e4) / 1e4
+	s.Zones = len(zones)
+	if len(zones) > 0 {
+		lo, hi := math.MaxInt, 0
+		for _, n := range zones {
+			lo, hi = min(lo, n), max(hi, n)
+		}
+		s.ZoneSkew = hi - lo
+	}
+	return s, nil
+}
+
+// timeline is the nodes and cost at the start and after every NodeClaim
+// that launched or went after it.
+func timeline(ob *observe.Observation, cat *catalog.Catalog, start time.Time) ([]Point, error) {
+	times := []time.Time{start}
+	for _, c := range ob.NodeClaims {
+		for _, t := range []time.Time{c.Created, gone(c)} {
+			if t.After(start) && !t.After(ob.End) {
+				times = append(times, t)
+			}
+		}
+	}
+	slices.SortFunc(times, func(a, b time.Time) int { return a.Compare(b) })
+	var out []Point
+	for _, t := range times {
+		s, err := selectionAt(ob, cat, t)
+		if err != nil {
+			return nil, err
+		}
+		p := Point{At: seconds(t.Sub(start)), Nodes: s.Nodes, HourlyCost: s.HourlyCost}
+		if n := len(out); n > 0 && out[n-1].Nodes == p.Nodes && out[n-1].HourlyCost == p.HourlyCost {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// Key names the decision's kind for verification: "replace/Underutilized/multi".
+func (x Decision) Key() string {
+	size := "single"
+	if len(x.Nodes) > 1 {
+		size = "multi"
+	}
+	return x.Kind + "/" + x.Reason + "/" + size
+}
+
+// BaselineDisruption is the scale-in of each recorded run.
+type BaselineDisruption struct {
+	Runs []DisruptionRun `json:"runs"`
+}
+
+// DisruptionRun is one recorded run's scale-in as verification compares it.
+type DisruptionRun struct {
+	Outcome observe.Outcome `json:"outcome"`
+	After   Selection       `json:"after"`
+	// Disrupted counts the removed NodeClaims by reason; Decisions the
+	// decisions by Key.
+	Disrupted     map[string]int `json:"disrupted,omitempty"`
+	Decisions     map[string]int `json:"decisions,omitempty"`
+	Replacements  int            `json:"replacements"`
+	MaxDisrupting int            `json:"maxDisrupting"`
+	Evicted       int            `json:"evicted"`
+	// SteadyAfter depends on the machine: kept and reported, not verified.
+	SteadyAfter float64 `json:"steadyAfter"`
+}
+
+// Summary is the run's scale-in as a baseline keeps it.
+func (d *Disruption) Summary() DisruptionRun {
+	r := DisruptionRun{Outcome: d.Outcome, After: d.After, Disrupted: maps.Clone(d.Disrupted), Replacements: d.Replacements,
+		MaxDisrupting: d.MaxDisrupting, Evicted: d.Evicted, SteadyAfter: d.SteadyAfter}
+	if len(d.Decisions) > 0 {
+		r.Decisions = map[string]int{}
+		for _, x := range d.Decisions {
+			r.Decisions[x.Key()]++
+		}
+	}
+	return r
+}
+
+// addDisruption keeps the runs' scale-ins; all or none of a baseline's
+// runs have one, and none was skipped.
+func (b *Baseline) addDisruption(fps []*Fingerprint, recorded int) error {
+	if recorded == 0 && len(fps) > 0 && fps[0].Disruption != nil {
+		b.Disruption = &BaselineDisruption{}
+	}
+	for i, fp := range fps {
+		n := recorded + i + 1
+		switch {
+		case (fp.Disruption != nil) != (b.Disruption != nil):
+			return fmt.Errorf("run %d has %s, the baseline's runs %s: a baseline's runs all have the scenario's scale-in or none does", n, has(fp.Disruption != nil), has(b.Disruption != nil))
+		case fp.Disruption == nil:
+		case fp.Disruption.Skipped != "":
+			return fmt.Errorf("run %d's scale-in did not run (%s): a baseline needs it in every run", n, fp.Disruption.Skipped)
+		default:
+			b.Disruption.Runs = append(b.Disruption.Runs, fp.Disruption.Summary())
+		}
+	}
+	return nil
+}
+
+func has(scaleIn bool) string {
+	if scaleIn {
+		return "a scale-in"
+	}
+	return "no scale-in"
+}
+
+// mergeDisruption joins o's recorded scale-ins to b's.
+func (b *Baseline) mergeDisruption(o *Baseline) error {
+	switch {
+	case (b.Disruption != nil) != (o.Disruption != nil):
+		return fmt.Errorf("the recorded runs have %s, the new ones %s: record afresh", has(b.Disruption != nil), has(o.Disruption != nil))
+	case b.Disruption != nil:
+		b.Disruption = &BaselineDisruption{Runs: append(slices.Clone(b.Disruption.Runs), o.Disruption.Runs...)}
+	}
+	return nil
+}

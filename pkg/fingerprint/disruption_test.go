@@ -1,0 +1,111 @@
+package fingerprint
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/google/go-cmp/cmp"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+
+	"github.com/nodeprint/nodeprint/pkg/observe"
+)
+
+// A scale-in as Karpenter does it: at +20 s a multi-node consolidation
+// replaces two underutilised nodes with one smaller (launched at +12 s,
+// the old ones deleted once it is ready), at +50 s an empty node is
+// deleted, and a node that failed to launch is removed without a
+// disruption event.
+func scaleInObservation(t0 time.Time) *observe.Observation {
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	claim := func(name, it string, created, deleted, gone float64) *observe.NodeClaimRecord {
+		c := &observe.NodeClaimRecord{Name: name, InstanceType: it, CapacityType: "on-demand", Zone: "z1", Node: "node-" + name, Created: at(created)}
+		if it != "" {
+			c.Initialized = at(created + 5)
+		}
+		if deleted > 0 {
+			c.Deleted, c.Gone = at(deleted), at(gone)
+		}
+		return c
+	}
+	ob := &observe.Observation{Outcome: observe.Settled, End: at(120), NodeClaims: map[string]*observe.NodeClaimRecord{
+		"a": claim("a", "c-4x", -100, 20, 23),
+		"b": claim("b", "c-4x", -100, 20.4, 24),
+		"c": claim("c", "c-2x", -100, 50, 51),
+		"d": claim("d", "c-8x", -100, 0, 0),
+		"r": claim("r", "c-2x", 12, 0, 0),
+		"f": claim("f", "", 30, 31, 31),
+	}, Pods: map[string]*observe.PodRecord{
+		"p1": {Name: "p1", Node: "node-a"},
+		"p2": {Name: "p2", Node: "node-b", Deleted: at(21)},
+		"p3": {Name: "p3", Node: "node-a", Deleted: at(2)}, // removed by the scale step, before the decision
+		"p4": {Name: "p4", Node: "node-d"},
+	}}
+	ev := func(s float64, reason, obj, msg string) observe.EventRecord {
+		return observe.EventRecord{Time: at(s), Reason: reason, Kind: "NodeClaim", Object: "NodeClaim/" + obj, Message: msg}
+	}
+	ob.Events = []observe.EventRecord{
+		ev(-90, "DisruptionTerminating", "old", "Disrupting NodeClaim: Underutilized"), // before the scale-in
+		ev(12, "DisruptionLaunching", "r", "Launching NodeClaim: Underutilized"),
+		ev(20, "DisruptionTerminating", "a", "Disrupting NodeClaim: Underutilized"),
+		ev(21, "DisruptionTerminating", "b", "Disrupting NodeClaim: Underutilized"),
+		ev(50, "DisruptionTerminating", "c", "Disrupting NodeClaim: Empty"),
+		ev(51, "Unconsolidatable", "d", "Can't remove without creating 2 candidates"),
+	}
+	return ob
+}
+
+func TestComputeDisruption(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 9, 0, 0, 0, time.UTC)
+	np := &karpv1.NodePool{Spec: karpv1.NodePoolSpec{Disruption: karpv1.Disruption{Budgets: []karpv1.Budget{{Nodes: "50%"}}}}}
+	d, err := ComputeDisruption(scaleInObservation(t0), nil, np, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &Disruption{
+		Outcome:   observe.Settled,
+		Before:    Selection{InstanceTypes: map[string]int{"c-4x/on-demand": 2, "c-2x/on-demand": 1, "c-8x/on-demand": 1}, CapacityTypes: map[string]int{"on-demand": 4}, Nodes: 4, Zones: 1},
+		After:     Selection{InstanceTypes: map[string]int{"c-8x/on-demand": 1, "c-2x/on-demand": 1}, CapacityTypes: map[string]int{"on-demand": 2}, Nodes: 2, Zones: 1},
+		Disrupted: map[string]int{"Underutilized": 2, "Empty": 1, NoReason: 1},
+		Decisions: []Decision{
+			{At: 20, Reason: "Underutilized", Kind: "replace", Nodes: []string{"c-4x/on-demand", "c-4x/on-demand"}, Replacements: []string{"c-2x/on-demand"}, Disrupting: 2, Allowed: 3, Evicted: 2},
+			{At: 50, Reason: "Empty", Kind: "delete", Nodes: []string{"c-2x/on-demand"}, Disrupting: 1, Allowed: 2, Evicted: 0},
+		},
+		Replacements: 1, MaxDisrupting: 2, Evicted: 2, SteadyAfter: 51,
+		Timeline: []Point{{At: 0, Nodes: 4}, {At: 12, Nodes: 5}, {At: 23, Nodes: 4}, {At: 24, Nodes: 3}, {At: 51, Nodes: 2}},
+	}
+	if diff := cmp.Diff(want, d); diff != "" {
+		t.Fatalf("disruption (-want +got):\n%s", diff)
+	}
+}
+
+// Two commands for one reason far apart are two decisions, and a budget
+// window in force at a decision bounds it.
+func TestDisruptionDecisionsApartAndBudgetWindow(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 9, 0, 0, 0, time.UTC)
+	ob := scaleInObservation(t0)
+	ob.Events[3].Time = t0.Add(40 * time.Second) // b removed 20 s after a
+	ob.NodeClaims["b"].Deleted, ob.NodeClaims["b"].Gone = t0.Add(40*time.Second), t0.Add(41*time.Second)
+	sched, dur := "0 9 * * *", 1*time.Hour
+	np := &karpv1.NodePool{Spec: karpv1.NodePoolSpec{Disruption: karpv1.Disruption{Budgets: []karpv1.Budget{
+		{Nodes: "1", Schedule: &sched, Duration: ptrDuration(dur), Reasons: []karpv1.DisruptionReason{karpv1.DisruptionReasonUnderutilized}},
+	}}}}
+	d, err := ComputeDisruption(ob, nil, np, t0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, x := range d.Decisions {
+		got = append(got, x.Reason+"/"+x.Kind+"/"+itoa(len(x.Nodes))+"/allowed "+itoa(x.Allowed))
+	}
+	want := []string{"Underutilized/replace/1/allowed 1", "Underutilized/delete/1/allowed 1", "Empty/delete/1/allowed -1"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Fatalf("decisions (-want +got):\n%s", diff)
+	}
+}
+
+func ptrDuration(d time.Duration) *metav1.Duration { return &metav1.Duration{Duration: d} }
+
+func itoa(n int) string { return strconv.Itoa(n) }
