@@ -34,6 +34,7 @@ func (r *Report) Markdown() ([]byte, error) {
 		fmt.Fprintf(&b, "| %s | `%s` | %s | %s | %.0f |\n", statusIcon(s.Status), s.Name, cell(verdictText(&s)), cell(expectedText(&s)), s.Seconds)
 	}
 	markdownTiming(&b, r.Scenarios)
+	markdownScaleIn(&b, r.Scenarios)
 	for i := range r.Scenarios {
 		if r.Scenarios[i].Status != Passed {
 			markdownScenario(&b, &r.Scenarios[i])
@@ -57,6 +58,26 @@ func markdownTiming(b *bytes.Buffer, scs []Scenario) {
 			first = false
 		}
 		fmt.Fprintf(b, "- `%s`: %s\n", scs[i].Name, cell(line))
+	}
+}
+
+// markdownScaleIn says what Karpenter removed in each scenario with a
+// scale-in, passed or not.
+func markdownScaleIn(b *bytes.Buffer, scs []Scenario) {
+	first := true
+	for i := range scs {
+		lines := scs[i].ScaleInLines()
+		if len(lines) == 0 {
+			continue
+		}
+		if first {
+			b.WriteString("\nScale-in:\n\n")
+			first = false
+		}
+		fmt.Fprintf(b, "- `%s`: %s\n", scs[i].Name, cell(lines[0]))
+		for _, l := range lines[1:] {
+			fmt.Fprintf(b, "  - %s\n", cell(strings.TrimSpace(l)))
+		}
 	}
 }
 
@@ -251,6 +272,9 @@ func (r *Report) JUnit() ([]byte, error) {
 		if line := s.TimingLine(); line != "" {
 			c.SystemOut += "\ntiming: " + line
 		}
+		for _, l := range s.ScaleInLines() {
+			c.SystemOut += "\n" + l
+		}
 		switch s.Status {
 		case Failed:
 			c.Failure = &junitProblem{Message: "got " + verdictText(&s) + ", expected " + expectedText(&s), Type: "regression", Body: detail(&s)}
@@ -287,6 +311,9 @@ func detail(s *Scenario) string {
 	}
 	if line := s.TimingLine(); line != "" {
 		b.WriteString("timing: " + line + "\n")
+	}
+	for _, l := range s.ScaleInLines() {
+		b.WriteString(l + "\n")
 	}
 	if e := Effect(s.Baseline, s.Observed); e != "" && s.Fault == "" {
 		b.WriteString("effect: " + e + "\n")

@@ -6,6 +6,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"os"
@@ -416,4 +417,34 @@ func (s *Scenario) TimingLine() string {
 		return ""
 	}
 	return s.Diff.Timing.Summary()
+}
+
+// ScaleInLines say what Karpenter removed in the scenario's scale-in, one
+// line for the whole and one per decision ("" for a scenario without one).
+func (s *Scenario) ScaleInLines() []string {
+	if s.Observed == nil || s.Observed.Disruption == nil {
+		return nil
+	}
+	d := s.Observed.Disruption
+	if d.Skipped != "" {
+		return []string{"scale-in skipped: " + d.Skipped}
+	}
+	removed := make([]string, 0, len(d.Disrupted))
+	for _, r := range slices.Sorted(maps.Keys(d.Disrupted)) {
+		removed = append(removed, fmt.Sprintf("%s %d", r, d.Disrupted[r]))
+	}
+	out := []string{fmt.Sprintf("scale-in %s after %.0f s: %d → %d node(s), $%.4f → $%.4f/h; removed by reason: %s; %d replacement(s), %d pod(s) evicted, at most %d node(s) disrupting at once",
+		d.Outcome, d.SteadyAfter, d.Before.Nodes, d.After.Nodes, d.Before.HourlyCost, d.After.HourlyCost, cmp.Or(strings.Join(removed, ", "), "none"), d.Replacements, d.Evicted, d.MaxDisrupting)}
+	for _, x := range d.Decisions {
+		line := fmt.Sprintf("  at %.0f s: %s %s of %d node(s) [%s]", x.At, x.Kind, x.Reason, len(x.Nodes), strings.Join(x.Nodes, ", "))
+		if len(x.Replacements) > 0 {
+			line += " → [" + strings.Join(x.Replacements, ", ") + "]"
+		}
+		budget := "no budget bounds it"
+		if x.Allowed >= 0 {
+			budget = fmt.Sprintf("budget %d", x.Allowed)
+		}
+		out = append(out, line+fmt.Sprintf("; %d disrupting, %s; %d pod(s) evicted", x.Disrupting, budget, x.Evicted))
+	}
+	return out
 }

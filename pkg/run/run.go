@@ -221,7 +221,7 @@ type attempt struct {
 
 // run goes through the steps of a run: prepare (catalog, objects, a
 // healthy cluster, the observer), inject the fault, apply the objects,
-// settle, measure. Each step registers how to undo what it did; they are
+// settle, measure, and the scale-in where the scenario has one. Each step registers how to undo what it did; they are
 // undone last first whether the run succeeds, fails or is cancelled:
 // the fault is restored, then the run's objects are removed, then the
 // observer stops (cleanup waits on its informers).
@@ -249,7 +249,13 @@ func (r *Runner) run(ctx context.Context, s *scenario.Scenario, h hooks, replay 
 			return nil, err
 		}
 	}
-	return r.measure(ctx, a)
+	if res, err = r.measure(ctx, a); err != nil {
+		return nil, err
+	}
+	if err := r.scaleIn(ctx, a, res); err != nil {
+		return nil, err
+	}
+	return res, nil
 }
 
 // rollback undoes the steps, last first, and joins their errors.

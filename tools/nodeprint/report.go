@@ -131,6 +131,7 @@ func printScenario(w io.Writer, s *report.Scenario) {
 	printReasonAndEvidence(w, v)
 	printChanges(w, s)
 	printNotes(w, s)
+	printScaleIn(w, s)
 	if len(v.Fired) > 0 {
 		if len(v.Fired) > 1 {
 			var others []string
@@ -159,6 +160,7 @@ func printVerified(w io.Writer, s *report.Scenario) {
 	fmt.Fprint(w, s.Diff.Text())
 	printChanges(w, s)
 	printNotes(w, s)
+	printScaleIn(w, s)
 	if v := s.Verdict; v != nil && v.Verdict != attribute.None {
 		fmt.Fprintf(w, "    verdict: %s", v.Label())
 		if v.Rule != "" {
@@ -176,6 +178,13 @@ func printVerified(w io.Writer, s *report.Scenario) {
 func printNotes(w io.Writer, s *report.Scenario) {
 	for _, n := range s.Notes {
 		fmt.Fprintf(w, "    note: %s\n", n)
+	}
+}
+
+// printScaleIn prints what Karpenter removed in the scenario's scale-in.
+func printScaleIn(w io.Writer, s *report.Scenario) {
+	for _, l := range s.ScaleInLines() {
+		fmt.Fprintf(w, "    %s\n", l)
 	}
 }
 

@@ -1,0 +1,135 @@
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	"github.com/nodeprint/nodeprint/pkg/observe"
+	"github.com/nodeprint/nodeprint/pkg/scenario"
+	"github.com/nodeprint/nodeprint/pkg/supervise"
+	"github.com/nodeprint/nodeprint/pkg/usage"
+)
+
+// scaleIn runs the scenario's scale-in after a settled scale-out: its
+// steps, then a wait until Karpenter has nothing left to remove (every
+// remaining pod Ready, nothing changed for the quiet period); what it
+// removed on the way is the run's disruption fingerprint. The scale-out's
+// fingerprint was taken before, so the scale-in changes nothing of it.
+func (r *Runner) scaleIn(ctx context.Context, a *attempt, res *Result) error {
+	si := a.s.Spec.ScaleIn
+	if si == nil {
+		return nil
+	}
+	if a.outcome != observe.Settled {
+		res.Fingerprint.Disruption = &fingerprint.Disruption{Skipped: fmt.Sprintf("the scale-out %s: a scale-in compares what Karpenter removes from a settled cluster", a.outcome)}
+		r.progress(fmt.Sprintf("run %s: scale-in skipped: the scale-out %s", a.id, a.outcome))
+		return nil
+	}
+	before, readable := r.readKarpenter(ctx)
+	start := time.Now()
+	for i, st := range si.Steps {
+		if err := wait(a.actx, st.After.Duration); err != nil {
+			return r.scaleInStopped(ctx, a, err)
+		}
+		r.progress(fmt.Sprintf("run %s: scale-in step %d of %d: %s", a.id, i+1, len(si.Steps), describeStep(st)))
+		if err := r.applyStep(a, st); err != nil {
+			return fmt.Errorf("run %s: scale-in step %d (%s): %w", a.id, i+1, describeStep(st), err)
+		}
+	}
+	outcome := a.ob.WaitSettled(a.actx, observe.Settle{
+		Quiet: si.Settle.Quiet.Duration, Stall: a.s.Spec.Settle.Stall.Duration, Timeout: max(si.Settle.Timeout.Duration-time.Since(start), time.Second),
+		Progress: func(msg string) { r.progress("run " + a.id + ": scale-in: " + msg) },
+	})
+	if err := r.scaleInStopped(ctx, a, nil); err != nil {
+		return err
+	}
+	d, err := fingerprint.ComputeDisruption(a.ob.Snapshot(), a.cat, a.objs.NodePool, start)
+	if err != nil {
+		return fmt.Errorf("run %s: scale-in: %w", a.id, err)
+	}
+	if after, ok := r.readKarpenter(ctx); ok && readable && len(res.Facts.SharedKarpenter) == 0 {
+		d.KarpenterDecisions = after.DecisionsSince(before)
+	}
+	res.Fingerprint.Disruption = d
+	r.progress(fmt.Sprintf("run %s: scale-in %s after %.0f s: %d → %d node(s), $%.4f → $%.4f/h, %d decision(s)",
+		a.id, outcome, d.SteadyAfter, d.Before.Nodes, d.After.Nodes, d.Before.HourlyCost, d.After.HourlyCost, len(d.Decisions)))
+	return nil
+}
+
+// scaleInStopped is the error that ended a scale-in early: an interrupt,
+// an incident of the environment, else err (nil: none).
+func (r *Runner) scaleInStopped(ctx context.Context, a *attempt, err error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("run %s interrupted during its scale-in: %w", a.id, ctx.Err())
+	}
+	var envErr *EnvironmentError
+	if errors.As(context.Cause(a.actx), &envErr) {
+		r.progress(fmt.Sprintf("run %s: stopped: %s", a.id, supervise.Incidents(envErr.Incidents)))
+		return envErr
+	}
+	return err
+}
+
+// readKarpenter samples Karpenter's metrics; false where they cannot be read.
+func (r *Runner) readKarpenter(ctx context.Context) (usage.Sample, bool) {
+	url := r.karpenterMetrics()
+	if url == "" {
+		return usage.Sample{}, false
+	}
+	s, err := usage.Read(ctx, url)
+	return s, err == nil
+}
+
+// wait waits d, or until ctx ends.
+func wait(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func describeStep(st scenario.Step) string {
+	if st.Scale != nil {
+		return fmt.Sprintf("scale %s to %d replica(s)", st.Scale.Workload, ptr.Deref(st.Scale.Replicas, 0))
+	}
+	return "remove " + st.Remove
+}
+
+// applyStep scales or removes one of the run's Deployments.
+func (r *Runner) applyStep(a *attempt, st scenario.Step) error {
+	name := st.Remove
+	if st.Scale != nil {
+		name = st.Scale.Workload
+	}
+	var d *appsv1.Deployment
+	for _, x := range a.objs.Deployments {
+		if x.Name == name {
+			d = x
+		}
+	}
+	if d == nil {
+		return fmt.Errorf("the run has no workload %q", name)
+	}
+	ctx, cancel := context.WithTimeout(a.actx, r.requestTimeout)
+	defer cancel()
+	if st.Remove != "" {
+		return client.IgnoreNotFound(r.client.Delete(ctx, d, client.PropagationPolicy("Background")))
+	}
+	patch := client.MergeFrom(d.DeepCopy())
+	d.Spec.Replicas = ptr.To(*st.Scale.Replicas)
+	return r.client.Patch(ctx, d, patch)
+}
