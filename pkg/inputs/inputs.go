@@ -28,6 +28,9 @@ type Inputs struct {
 	Catalog Catalog `json:"catalog"`
 	// Karpenter is the build and settings that ran.
 	Karpenter Karpenter `json:"karpenter"`
+	// ScaleIn are the scale-in's steps (scenario.Step as JSON objects), in
+	// order; none for a scenario without one.
+	ScaleIn []map[string]any `json:"scaleIn,omitempty"`
 }
 
 // Workload is one workload's pod template, replicas and HPA.
@@ -136,7 +139,8 @@ func (c Change) Kind() Kind {
 		return KindCatalog
 	case strings.HasPrefix(c.Path, "karpenter."):
 		return KindKarpenter
-	case strings.HasPrefix(c.Path, "workloads."):
+	case strings.HasPrefix(c.Path, "workloads."), strings.HasPrefix(c.Path, "scaleIn."):
+		// How the load goes away (a scale-in's steps) is the workloads'.
 		return KindWorkload
 	default:
 		return KindPolicy
@@ -205,6 +209,9 @@ func (in *Inputs) flatten(out map[string]string) {
 		if w.HPA != nil {
 			flatten(prefix+".hpa", w.HPA, out)
 		}
+	}
+	for i, st := range in.ScaleIn {
+		flatten(fmt.Sprintf("scaleIn.steps[%d]", i), st, out)
 	}
 	out["catalog.name"] = in.Catalog.Name
 	out["catalog.digest"] = in.Catalog.Digest

@@ -105,3 +105,13 @@ func TestAddedAndRemovedInputs(t *testing.T) {
 		t.Error("a baseline without inputs compares with nothing")
 	}
 }
+
+// A scale-in step that changed is the workloads' change (L3), named by its path.
+func TestScaleInStepsAreWorkloadInputs(t *testing.T) {
+	was := &Inputs{ScaleIn: []map[string]any{{"scale": map[string]any{"workload": "web", "replicas": 1.0}}}}
+	now := &Inputs{ScaleIn: []map[string]any{{"scale": map[string]any{"workload": "web", "replicas": 2.0}}}}
+	d := Diff(was, now)
+	if len(d) != 1 || d[0].Path != "scaleIn.steps[0].scale.replicas" || d[0].Kind() != KindWorkload {
+		t.Fatalf("want one workload change of scaleIn.steps[0].scale.replicas, got %+v", d)
+	}
+}

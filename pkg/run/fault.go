@@ -99,6 +99,13 @@ func recordInputs(objs *Objects, id string, k inputs.Karpenter, cat inputs.Catal
 	if len(settings) > 0 {
 		in.Karpenter.Settings = maps.Clone(settings)
 	}
+	for _, st := range objs.ScaleIn {
+		step, err := inputs.Object(st, id)
+		if err != nil {
+			return nil, err
+		}
+		in.ScaleIn = append(in.ScaleIn, step)
+	}
 	for _, d := range objs.Deployments {
 		tpl, err := inputs.Object(d.Spec.Template, id, observe.RunLabel)
 		if err != nil {

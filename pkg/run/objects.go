@@ -32,6 +32,9 @@ type Objects struct {
 	OtherNodePools []*karpv1.NodePool
 	Deployments    []*appsv1.Deployment
 	HPAs           []*autoscalingv2.HorizontalPodAutoscaler
+	// ScaleIn are the steps the run takes after its scale-out (none
+	// without a scale-in): the scenario's, or the recorded ones of a replay.
+	ScaleIn []scenario.Step
 }
 
 // All lists the objects in creation order.
@@ -94,6 +97,9 @@ func Build(s *scenario.Scenario, id string) (*Objects, error) {
 		if h := w.HPA; h != nil {
 			o.HPAs = append(o.HPAs, buildHPA(id, w.Name, h))
 		}
+	}
+	if si := s.Spec.ScaleIn; si != nil {
+		o.ScaleIn = si.Steps
 	}
 	return o, nil
 }

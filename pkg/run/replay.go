@@ -129,6 +129,13 @@ func BuildFrom(in *inputs.Inputs, s *scenario.Scenario, id string) (*Objects, er
 			o.HPAs = append(o.HPAs, h)
 		}
 	}
+	for i, st := range in.ScaleIn {
+		var step scenario.Step
+		if err := decode(st, id, &step); err != nil {
+			return nil, fmt.Errorf("%w: scaleIn.steps[%d]: %w", ErrReplay, i, err)
+		}
+		o.ScaleIn = append(o.ScaleIn, step)
+	}
 	return o, nil
 }
 

@@ -32,13 +32,15 @@ func (r *Runner) scaleIn(ctx context.Context, a *attempt, res *Result) error {
 		r.progress(fmt.Sprintf("run %s: scale-in skipped: the scale-out %s", a.id, a.outcome))
 		return nil
 	}
+	// The scenario's steps, or the recorded ones of a replay.
+	steps := a.objs.ScaleIn
 	before, readable := r.readKarpenter(ctx)
 	start := time.Now()
-	for i, st := range si.Steps {
+	for i, st := range steps {
 		if err := wait(a.actx, st.After.Duration); err != nil {
 			return r.scaleInStopped(ctx, a, err)
 		}
-		r.progress(fmt.Sprintf("run %s: scale-in step %d of %d: %s", a.id, i+1, len(si.Steps), describeStep(st)))
+		r.progress(fmt.Sprintf("run %s: scale-in step %d of %d: %s", a.id, i+1, len(steps), describeStep(st)))
 		if err := r.applyStep(a, st); err != nil {
 			return fmt.Errorf("run %s: scale-in step %d (%s): %w", a.id, i+1, describeStep(st), err)
 		}
