@@ -64,6 +64,11 @@ func (l Layout) Scenarios() string {
 // FaultScenarios holds the fault catalog's scenarios.
 func (l Layout) FaultScenarios() string { return filepath.Join(l.Scenarios(), "faults") }
 
+// ScaleInScenarios holds the scenarios with a scale-in phase whose
+// baselines the baseline suite verifies (their baselines sit with the
+// others, in Fingerprints).
+func (l Layout) ScaleInScenarios() string { return filepath.Join(l.Scenarios(), "scale-in") }
+
 // Scenario is the file of a scenario named name (faults/<name> for a fault one).
 func (l Layout) Scenario(name string) string { return filepath.Join(l.Scenarios(), name+".yaml") }
 

@@ -110,3 +110,18 @@ func TestScaleInOfHPAWorkload(t *testing.T) {
 		t.Fatalf("want the HPA refusal, got %v", err)
 	}
 }
+
+func TestCommittedScaleInScenariosLoad(t *testing.T) {
+	ss, err := loader(t).LoadDir("../../fixtures/scenarios/scale-in")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ss) == 0 {
+		t.Fatal("no committed scale-in scenario")
+	}
+	for _, s := range ss {
+		if s.Spec.ScaleIn == nil {
+			t.Errorf("%s: in scale-in/ without a scale-in", s.Metadata.Name)
+		}
+	}
+}

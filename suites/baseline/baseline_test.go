@@ -12,16 +12,27 @@ import (
 	"github.com/nodeprint/nodeprint/suites/internal/suitekit"
 )
 
+// verifyOrRecord verifies the scenario against its committed baseline, or
+// records it afresh with -update-fingerprints.
+func verifyOrRecord(ctx SpecContext, s *scenario.Scenario, loadErr error) {
+	Expect(loadErr).NotTo(HaveOccurred())
+	if *updateFingerprints {
+		env.RecordBaseline(ctx, s)
+		return
+	}
+	env.ExpectMatchesBaseline(ctx, s)
+}
+
 var _ = DescribeTable("the committed baseline",
-	func(ctx SpecContext, s *scenario.Scenario, loadErr error) {
-		Expect(loadErr).NotTo(HaveOccurred())
-		if *updateFingerprints {
-			env.RecordBaseline(ctx, s)
-			return
-		}
-		env.ExpectMatchesBaseline(ctx, s)
-	},
+	verifyOrRecord,
 	suitekit.ScenarioEntries(repo.Layout.Scenarios, SpecTimeout(45*time.Minute)),
+)
+
+// Scale-in: what Karpenter removes after the scale-out, decision by
+// decision, against the committed baseline (docs/scale-in.md).
+var _ = DescribeTable("the committed scale-in baseline",
+	verifyOrRecord,
+	suitekit.ScenarioEntries(repo.Layout.ScaleInScenarios, Label("phase:scale-in"), SpecTimeout(20*time.Minute)),
 )
 
 // The smoke of make sensitivity: a known slowdown of the candidate arm is
