@@ -109,3 +109,26 @@ func TestDisruptionBaselineRefusesMixedRuns(t *testing.T) {
 		t.Fatal("a baseline of a skipped scale-in must be refused")
 	}
 }
+
+// Expiry publishes no event: Karpenter's own count of the run's removals
+// is what shows it, compared where every run read it.
+func TestDisruptionKarpenterRemoved(t *testing.T) {
+	withRemoved := func(removed map[string]int) *fingerprint.Fingerprint {
+		f := scaledIn(small, 1, 0.1, multi)
+		f.Disruption.KarpenterRemoved = removed
+		return f
+	}
+	b, err := fingerprint.NewBaseline("shrink", fingerprint.Provenance{}, []*fingerprint.Fingerprint{
+		withRemoved(map[string]int{"underutilized": 4}), withRemoved(map[string]int{"underutilized": 4}),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := Compare(b, Rules{}, withRemoved(map[string]int{"underutilized": 4, "expired": 7}))
+	if diff := cmp.Diff([]string{"disruption.karpenterRemoved.expired"}, paths(d)); diff != "" {
+		t.Fatalf("regressions (-want +got):\n%s", diff)
+	}
+	if d := Compare(b, Rules{}, withRemoved(nil)); len(paths(d)) != 0 {
+		t.Fatalf("a run that could not read Karpenter's count is not compared on it: %s", d.Text())
+	}
+}

@@ -51,6 +51,11 @@ type Disruption struct {
 	// the scale-in (usage.DecisionKey); nil where its metrics could not
 	// be read, it restarted, or another run shared it.
 	KarpenterDecisions map[string]int `json:"karpenterDecisions,omitempty"`
+	// KarpenterRemoved are the run's NodeClaims Karpenter counted as
+	// removed over the scale-in, by its reason label: the only record of
+	// expiry (expired) and of instances the cloud lost (garbage_collected),
+	// which publish no event. Nil where its metrics could not be read.
+	KarpenterRemoved map[string]int `json:"karpenterRemoved,omitempty"`
 	// Timeline is the nodes and their hourly cost at every change.
 	Timeline []Point `json:"timeline,omitempty"`
 }
@@ -395,12 +400,14 @@ type DisruptionRun struct {
 	Evicted       int            `json:"evicted"`
 	// SteadyAfter depends on the machine: kept and reported, not verified.
 	SteadyAfter float64 `json:"steadyAfter"`
+	// KarpenterRemoved is Disruption.KarpenterRemoved.
+	KarpenterRemoved map[string]int `json:"karpenterRemoved,omitempty"`
 }
 
 // Summary is the run's scale-in as a baseline keeps it.
 func (d *Disruption) Summary() DisruptionRun {
 	r := DisruptionRun{Outcome: d.Outcome, After: d.After, Disrupted: maps.Clone(d.Disrupted), Replacements: d.Replacements,
-		MaxDisrupting: d.MaxDisrupting, Evicted: d.Evicted, SteadyAfter: d.SteadyAfter}
+		MaxDisrupting: d.MaxDisrupting, Evicted: d.Evicted, SteadyAfter: d.SteadyAfter, KarpenterRemoved: maps.Clone(d.KarpenterRemoved)}
 	if len(d.Decisions) > 0 {
 		r.Decisions = map[string]int{}
 		for _, x := range d.Decisions {

@@ -433,8 +433,16 @@ func (s *Scenario) ScaleInLines() []string {
 	for _, r := range slices.Sorted(maps.Keys(d.Disrupted)) {
 		removed = append(removed, fmt.Sprintf("%s %d", r, d.Disrupted[r]))
 	}
+	counted := make([]string, 0, len(d.KarpenterRemoved))
+	for _, r := range slices.Sorted(maps.Keys(d.KarpenterRemoved)) {
+		counted = append(counted, fmt.Sprintf("%s %d", r, d.KarpenterRemoved[r]))
+	}
+	byReason := cmp.Or(strings.Join(removed, ", "), "none")
+	if len(counted) > 0 {
+		byReason += " (Karpenter's count: " + strings.Join(counted, ", ") + ")"
+	}
 	out := []string{fmt.Sprintf("scale-in %s after %.0f s: %d → %d node(s), $%.4f → $%.4f/h; removed by reason: %s; %d replacement(s), %d pod(s) evicted, at most %d node(s) disrupting at once",
-		d.Outcome, d.SteadyAfter, d.Before.Nodes, d.After.Nodes, d.Before.HourlyCost, d.After.HourlyCost, cmp.Or(strings.Join(removed, ", "), "none"), d.Replacements, d.Evicted, d.MaxDisrupting)}
+		d.Outcome, d.SteadyAfter, d.Before.Nodes, d.After.Nodes, d.Before.HourlyCost, d.After.HourlyCost, byReason, d.Replacements, d.Evicted, d.MaxDisrupting)}
 	for _, x := range d.Decisions {
 		line := fmt.Sprintf("  at %.0f s: %s %s of %d node(s) [%s]", x.At, x.Kind, x.Reason, len(x.Nodes), strings.Join(x.Nodes, ", "))
 		if len(x.Replacements) > 0 {

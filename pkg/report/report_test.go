@@ -77,7 +77,12 @@ func sampleReport() *report.Report {
 		Nodes: "nodes without --privileged: every capability but SYS_RESOURCE (the engine lacks it), through nodeprint's docker wrapper"}
 	r.Add(report.Scenario{Name: "web-service", File: "fixtures/scenarios/web-service.yaml", Status: report.Passed, Seconds: 31,
 		Runs: []string{"web-service-abcde"}, Verdict: &attribute.Verdict{Verdict: attribute.None, Reason: "no rule fired and the fingerprint matches the baseline", Fired: []attribute.Fired{}},
-		Diff: &diff.Diff{Scenario: "web-service", Deviations: []diff.Deviation{}}, Timeline: report.TimelineOf(observation(), time.Time{})})
+		Diff: &diff.Diff{Scenario: "web-service", Deviations: []diff.Deviation{}}, Timeline: report.TimelineOf(observation(), time.Time{}),
+		Observed: &fingerprint.Fingerprint{Disruption: &fingerprint.Disruption{Outcome: "settled", SteadyAfter: 74.4,
+			Before:    fingerprint.Selection{Nodes: 4, HourlyCost: 0.2172},
+			After:     fingerprint.Selection{Nodes: 1, HourlyCost: 0.0543},
+			Disrupted: map[string]int{"Empty": 3}, KarpenterRemoved: map[string]int{"empty": 3}, MaxDisrupting: 1,
+			Decisions: []fingerprint.Decision{{At: 19, Reason: "Empty", Kind: "delete", Nodes: []string{"c-2x-amd64-linux/on-demand"}, Disrupting: 1, Allowed: 1}}}}})
 	r.Add(report.Scenario{Name: "memory-leak", File: "fixtures/scenarios/faults/memory-leak.yaml", Status: report.Failed, Seconds: 95.4,
 		Fault: "memory-leak", Expected: &report.Expectation{Layer: "L3", Rule: "L3-oom-killed"},
 		Verdict: &attribute.Verdict{Verdict: "L2-orchestration", Layer: "L2", Rule: "L2-no-provisioning", Title: attribute.Text{En: "Karpenter does not provision for pods that fit"},

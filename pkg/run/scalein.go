@@ -2,11 +2,13 @@ package run
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -56,8 +58,11 @@ func (r *Runner) scaleIn(ctx context.Context, a *attempt, res *Result) error {
 	if err != nil {
 		return fmt.Errorf("run %s: scale-in: %w", a.id, err)
 	}
-	if after, ok := r.readKarpenter(ctx); ok && readable && len(res.Facts.SharedKarpenter) == 0 {
-		d.KarpenterDecisions = after.DecisionsSince(before)
+	if after, ok := r.readKarpenter(ctx); ok && readable {
+		d.KarpenterRemoved = after.RemovedSince(before, a.objs.NodePool.Name)
+		if len(res.Facts.SharedKarpenter) == 0 {
+			d.KarpenterDecisions = after.DecisionsSince(before)
+		}
 	}
 	res.Fingerprint.Disruption = d
 	r.progress(fmt.Sprintf("run %s: scale-in %s after %.0f s: %d → %d node(s), $%.4f → $%.4f/h, %d decision(s)",
@@ -105,14 +110,22 @@ func wait(ctx context.Context, d time.Duration) error {
 }
 
 func describeStep(st scenario.Step) string {
-	if st.Scale != nil {
+	switch {
+	case st.Scale != nil:
 		return fmt.Sprintf("scale %s to %d replica(s)", st.Scale.Workload, ptr.Deref(st.Scale.Replicas, 0))
+	case st.NodePool != nil:
+		b, _ := json.Marshal(st.NodePool)
+		return "edit the NodePool: " + string(b)
 	}
 	return "remove " + st.Remove
 }
 
-// applyStep scales or removes one of the run's Deployments.
+// applyStep scales or removes one of the run's Deployments, or edits its
+// NodePool.
 func (r *Runner) applyStep(a *attempt, st scenario.Step) error {
+	if st.NodePool != nil {
+		return r.editNodePool(a, st.NodePool)
+	}
 	name := st.Remove
 	if st.Scale != nil {
 		name = st.Scale.Workload
@@ -134,4 +147,18 @@ func (r *Runner) applyStep(a *attempt, st scenario.Step) error {
 	patch := client.MergeFrom(d.DeepCopy())
 	d.Spec.Replicas = ptr.To(*st.Scale.Replicas)
 	return r.client.Patch(ctx, d, patch)
+}
+
+// editNodePool applies a nodePool step's merge patch to the run's NodePool.
+func (r *Runner) editNodePool(a *attempt, patch map[string]any) error {
+	b, err := json.Marshal(map[string]any{"spec": patch})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(a.actx, r.requestTimeout)
+	defer cancel()
+	if err := r.client.Patch(ctx, a.objs.NodePool, client.RawPatch(types.MergePatchType, b)); err != nil {
+		return fmt.Errorf("failed to edit NodePool %s: %w", a.objs.NodePool.Name, err)
+	}
+	return nil
 }

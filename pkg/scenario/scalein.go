@@ -1,10 +1,13 @@
 package scenario
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"time"
 
+	jsonpatch "github.com/evanphx/json-patch/v5"
 	"k8s.io/utils/clock"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 )
@@ -21,7 +24,8 @@ type ScaleIn struct {
 	Settle ScaleInSettle `json:"settle,omitempty"`
 }
 
-// Step is one change of a scale-in: exactly one of Scale and Remove.
+// Step is one change of a scale-in: exactly one of Scale, Remove and
+// NodePool.
 type Step struct {
 	// After is how long the step waits after the previous one (default 0).
 	After Duration `json:"after,omitempty"`
@@ -29,6 +33,12 @@ type Step struct {
 	Scale *ScaleStep `json:"scale,omitempty"`
 	// Remove deletes a workload (its pods go with it).
 	Remove string `json:"remove,omitempty"`
+	// NodePool edits the run's NodePool with a JSON merge patch of its
+	// spec (RFC 7386: maps merge, lists such as requirements and budgets
+	// are replaced whole, null removes): a template label or requirement
+	// drifts the nodes Karpenter launched before, expireAfter expires
+	// them, the disruption block changes its policy from then on.
+	NodePool map[string]any `json:"nodePool,omitempty"`
 }
 
 // ScaleStep sets a workload's replicas.
@@ -159,9 +169,13 @@ func validateScaleIn(s *Scenario, add func(field, msg string, args ...any)) {
 		sf := fmt.Sprintf("%s.steps[%d]", f, i)
 		waited += st.After.Duration
 		name := ""
+		if n := countSet(st.Scale != nil, st.Remove != "", st.NodePool != nil); n != 1 {
+			add(sf, "set one of scale ({workload, replicas}), remove (a workload's name) and nodePool (a merge patch of the NodePool's spec)")
+			continue
+		}
 		switch {
-		case (st.Scale != nil) == (st.Remove != ""):
-			add(sf, "set one of scale ({workload, replicas}) and remove (a workload's name)")
+		case st.NodePool != nil:
+			validateNodePoolEdit(sf+".nodePool", s.NodePool, st.NodePool, add)
 			continue
 		case st.Scale != nil:
 			name = st.Scale.Workload
@@ -195,4 +209,66 @@ func validateScaleIn(s *Scenario, add func(field, msg string, args ...any)) {
 	if t := si.Settle.Timeout.Duration; t > time.Hour {
 		add(f+".settle.timeout", "%s is longer than the hour a scale-in may take", t)
 	}
+}
+
+func countSet(bs ...bool) int {
+	n := 0
+	for _, b := range bs {
+		if b {
+			n++
+		}
+	}
+	return n
+}
+
+// EditNodePool applies a nodePool step's merge patch to a NodePool spec
+// and decodes the result strictly: a field the NodePool does not have is
+// an error, as in a NodePool file.
+func EditNodePool(spec karpv1.NodePoolSpec, patch map[string]any) (karpv1.NodePoolSpec, error) {
+	doc, err := json.Marshal(spec)
+	if err != nil {
+		return spec, err
+	}
+	p, err := json.Marshal(patch)
+	if err != nil {
+		return spec, err
+	}
+	merged, err := jsonpatch.MergePatch(doc, p)
+	if err != nil {
+		return spec, fmt.Errorf("not a merge patch of a NodePool's spec: %w", err)
+	}
+	var out karpv1.NodePoolSpec
+	dec := json.NewDecoder(bytes.NewReader(merged))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&out); err != nil {
+		return spec, fmt.Errorf("the NodePool's spec after the edit is not valid: %w", err)
+	}
+	return out, nil
+}
+
+// validateNodePoolEdit checks a nodePool step against the NodePool it
+// edits: what results must be a valid NodePool, and the node class is the
+// run's own.
+func validateNodePoolEdit(field string, np *karpv1.NodePool, patch map[string]any, add func(field, msg string, args ...any)) {
+	if len(patch) == 0 {
+		add(field, "an empty edit changes nothing: set the fields to change, e.g. {template: {metadata: {labels: {generation: \"2\"}}}}")
+		return
+	}
+	if np == nil {
+		return // the policy did not resolve: reported already
+	}
+	if t, ok := patch["template"].(map[string]any); ok {
+		if sp, ok := t["spec"].(map[string]any); ok {
+			if _, ok := sp["nodeClassRef"]; ok {
+				add(field+".template.spec.nodeClassRef", "the node class is the run's own (a KWOKNodeClass): edit nodeClass in the policy instead")
+				return
+			}
+		}
+	}
+	edited, err := EditNodePool(np.Spec, patch)
+	if err != nil {
+		add(field, "%v", err)
+		return
+	}
+	validateDisruption(field+".disruption", &edited.Disruption, add)
 }

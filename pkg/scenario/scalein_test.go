@@ -89,6 +89,11 @@ func TestScaleInBadInput(t *testing.T) {
 		{"bad reason", `nodes: "50%"`, `nodes: "1"` + "\n        reasons: [Expired]", `spec.policy.disruption.budgets[0].reasons[0]: want Empty, Underutilized or Drifted`},
 		{"quiet too long", "      remove: batch\n", "      remove: batch\n    settle: {quiet: 2h}\n", `spec.scaleIn.settle.quiet: 2h0m0s is longer than 30m0s`},
 		{"with a fault", "  scaleIn:\n", "  fault: {name: nodepool-limits}\n  scaleIn:\n", `spec.scaleIn: a fault scenario has no scale-in phase yet`},
+		{"edit with an unknown field", "      remove: batch\n", "      nodePool: {template: {metadata: {lables: {a: b}}}}\n", `spec.scaleIn.steps[1].nodePool: the NodePool's spec after the edit is not valid: json: unknown field "lables"`},
+		{"edit of the node class", "      remove: batch\n", "      nodePool: {template: {spec: {nodeClassRef: {name: mine}}}}\n", `spec.scaleIn.steps[1].nodePool.template.spec.nodeClassRef: the node class is the run's own`},
+		{"edit to a bad budget", "      remove: batch\n", "      nodePool: {disruption: {budgets: [{nodes: lots}]}}\n", `spec.scaleIn.steps[1].nodePool.disruption.budgets[0].nodes: "lots" is not a node count`},
+		{"empty edit", "      remove: batch\n", "      nodePool: {}\n", `spec.scaleIn.steps[1].nodePool: an empty edit changes nothing`},
+		{"edit and remove", "      remove: batch\n", "      remove: batch\n      nodePool: {limits: {cpu: \"8\"}}\n", `spec.scaleIn.steps[1]: set one of scale`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -123,5 +128,23 @@ func TestCommittedScaleInScenariosLoad(t *testing.T) {
 		if s.Spec.ScaleIn == nil {
 			t.Errorf("%s: in scale-in/ without a scale-in", s.Metadata.Name)
 		}
+	}
+}
+
+func TestNodePoolEditStep(t *testing.T) {
+	in := strings.Replace(scaleIn, "      remove: batch\n", "      nodePool: {template: {metadata: {labels: {generation: \"2\"}}, spec: {expireAfter: 1h}}}\n", 1)
+	s, err := loader(t).Load(write(t, in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited, err := EditNodePool(s.NodePool.Spec, s.Spec.ScaleIn.Steps[1].NodePool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if edited.Template.Labels["generation"] != "2" || edited.Template.Spec.ExpireAfter.Duration == nil || *edited.Template.Spec.ExpireAfter.Duration != time.Hour {
+		t.Fatalf("edit not applied: labels %v, expireAfter %v", edited.Template.Labels, edited.Template.Spec.ExpireAfter)
+	}
+	if len(edited.Template.Spec.Requirements) != len(s.NodePool.Spec.Template.Spec.Requirements) {
+		t.Fatalf("a merge patch keeps what it does not name: requirements %v", edited.Template.Spec.Requirements)
 	}
 }

@@ -33,7 +33,12 @@ import (
 // engineer who greps for it must find what the verdict counted.
 var Metrics = []string{"process_cpu_seconds_total", "process_resident_memory_bytes", "process_start_time_seconds",
 	"client_go_request_total", "client_go_request_duration_seconds", "controller_runtime_reconcile_total",
-	DecisionsMetric}
+	DecisionsMetric, RemovedMetric}
+
+// RemovedMetric counts the NodeClaims Karpenter removed, by NodePool and
+// reason (empty, underutilized, drifted, expired, garbage_collected,
+// liveness, …): expiry and the cloud's losses publish no event, only this.
+const RemovedMetric = "karpenter_nodeclaims_disrupted_total"
 
 // DecisionsMetric counts Karpenter's disruption decisions by decision
 // (delete, replace), reason (empty, underutilized, drifted) and
@@ -59,6 +64,24 @@ type Sample struct {
 	Reconciles float64
 	// Decisions counts DecisionsMetric by "decision/reason/type" (DecisionKey).
 	Decisions map[string]float64
+	// Removed counts RemovedMetric by NodePool, then reason.
+	Removed map[string]map[string]float64
+}
+
+// RemovedSince are the NodeClaims of nodePool Karpenter removed from
+// before to s, by reason; nil when it restarted in between or does not
+// export the metric.
+func (s Sample) RemovedSince(before Sample, nodePool string) map[string]int {
+	if s.Removed == nil || s.StartSeconds != before.StartSeconds {
+		return nil
+	}
+	out := map[string]int{}
+	for r, v := range s.Removed[nodePool] {
+		if d := int(v - before.Removed[nodePool][r]); d > 0 {
+			out[r] = d
+		}
+	}
+	return out
 }
 
 // DecisionKey names a disruption decision's kind as Decisions keys it:
@@ -166,6 +189,15 @@ func Parse(r io.Reader) (Sample, error) {
 			s.RequestSeconds += v
 		case "controller_runtime_reconcile_total":
 			s.Reconciles += v
+		case RemovedMetric:
+			if s.Removed == nil {
+				s.Removed = map[string]map[string]float64{}
+			}
+			np := labels["nodepool"]
+			if s.Removed[np] == nil {
+				s.Removed[np] = map[string]float64{}
+			}
+			s.Removed[np][labels["reason"]] += v
 		case DecisionsMetric:
 			if s.Decisions == nil {
 				s.Decisions = map[string]float64{}

@@ -90,3 +90,20 @@ karpenter_voluntary_disruption_decisions_total{consolidation_type="",decision="r
 		t.Fatalf("a Karpenter without the metric has no decisions, got %v", got)
 	}
 }
+
+func TestRemoved(t *testing.T) {
+	before, _ := Parse(strings.NewReader(`process_start_time_seconds 100
+karpenter_nodeclaims_disrupted_total{capacity_type="on-demand",nodepool="run-a",reason="expired"} 2
+`))
+	after, _ := Parse(strings.NewReader(`process_start_time_seconds 100
+karpenter_nodeclaims_disrupted_total{capacity_type="on-demand",nodepool="run-a",reason="expired"} 5
+karpenter_nodeclaims_disrupted_total{capacity_type="spot",nodepool="run-a",reason="expired"} 1
+karpenter_nodeclaims_disrupted_total{capacity_type="on-demand",nodepool="run-b",reason="drifted"} 4
+`))
+	if diff := cmp.Diff(map[string]int{"expired": 4}, after.RemovedSince(before, "run-a")); diff != "" {
+		t.Fatalf("run-a's removals (-want +got):\n%s", diff)
+	}
+	if got := after.RemovedSince(before, "run-c"); len(got) != 0 {
+		t.Fatalf("another NodePool's removals are not the run's: %v", got)
+	}
+}
