@@ -126,6 +126,10 @@ func TestEveryRuleDecidesItsOwnPattern(t *testing.T) {
 				in.Observation.NodeClaims[n] = &observe.NodeClaimRecord{Name: n, Created: t0, Launched: t0, Registered: t0, Deleted: t0.Add(20 * time.Second)}
 			}
 		}},
+		{"L2-disruption-budget-exceeded", func(in *Input) {
+			in.Observed.Disruption = &fingerprint.Disruption{Outcome: observe.Settled, Decisions: []fingerprint.Decision{
+				{At: 21, Reason: "Empty", Kind: "delete", Nodes: []string{"a", "b", "c"}, Disrupting: 3, Allowed: 1}}}
+		}},
 		{"L2-policy-violation", func(in *Input) { in.Observation.Nodes["n2"].Labels = map[string]string{"kubernetes.io/arch": "arm64"} }},
 		{"L2-no-provisioning", func(in *Input) { pending(in) }},
 		{"L3-oom-killed", func(in *Input) {
@@ -681,5 +685,17 @@ func TestEvidenceNamesTheBlockingNodePoolField(t *testing.T) {
 	}
 	if s, _ := v.Signal("policy.limitsReached"); !strings.Contains(s.Detail, "spec.limits.memory") {
 		t.Errorf("the evidence must name the memory limit: %q", s.Detail)
+	}
+}
+
+// A scale-in within its budget, or a budget that bounds nothing, fires nothing.
+func TestDisruptionWithinBudgetIsNotOverBudget(t *testing.T) {
+	for _, allowed := range []int{3, -1} {
+		in := healthy()
+		in.Observed.Disruption = &fingerprint.Disruption{Outcome: observe.Settled, Decisions: []fingerprint.Decision{
+			{At: 21, Reason: "Empty", Kind: "delete", Nodes: []string{"a", "b", "c"}, Disrupting: 3, Allowed: allowed}}}
+		if v := classify(t, in); v.Verdict != None {
+			t.Errorf("allowed %d: want none, got %s", allowed, v.Summary())
+		}
 	}
 }

@@ -377,6 +377,20 @@ var signalDefs = []SignalDef{
 			}
 			return float64(len(hit)) - lim, true, detail
 		}},
+	{ID: "disruption.overBudget", Help: "scale-in decisions after which more of the NodePool's NodeClaims were being removed at once than its disruption budget for their reason allowed then (Karpenter's own arithmetic)",
+		compute: func(in *Input) (float64, bool, string) {
+			d := in.Observed.Disruption
+			if d == nil || d.Skipped != "" {
+				return 0, false, "no scale-in ran"
+			}
+			var over []string
+			for _, x := range d.Decisions {
+				if x.Allowed >= 0 && x.Disrupting > x.Allowed {
+					over = append(over, fmt.Sprintf("at %.0f s %s %s of %d node(s): %d disrupting, budget %d", x.At, x.Kind, x.Reason, len(x.Nodes), x.Disrupting, x.Allowed))
+				}
+			}
+			return float64(len(over)), true, strings.Join(over, "; ")
+		}},
 	{ID: "pods.pending", Help: "the run's pods not scheduled at the end",
 		compute: func(in *Input) (float64, bool, string) {
 			return countPods(in, func(p *observe.PodRecord) bool { return p.Scheduled.IsZero() })

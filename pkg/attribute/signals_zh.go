@@ -20,6 +20,7 @@ var signalHelpZh = map[string]string{
 	"nodeclaims.bootSlowdownSeconds":     "NodeClaim 从 Launched 到初始化（Karpenter 创建实例返回之后的启动阶段）耗时的中位数，减去基线允许的从创建到初始化的最大耗时，单位秒",
 	"nodeclaims.readySlowdownSeconds":    "NodeClaim 从创建到初始化耗时的中位数，减去基线允许的最大值，单位秒",
 	"nodeclaims.inFlight":                "本次运行中存在但尚未初始化的 NodeClaim 数",
+	"disruption.overBudget":              "缩容期间的中断决策中，之后同时被移除的 NodeClaim 数超过该 NodePool 对应原因的中断预算当时所允许数量的决策数（按 Karpenter 自身的算法计算）",
 	"nodeclaims.replaced":                "运行期间注册过节点后又被删除（中断）的 NodeClaim 数，超出基线单次运行最多替换数的部分",
 	"pods.pending":                       "运行结束时仍未调度的 Pod 数",
 	"pods.pendingLong":                   fmt.Sprintf("运行结束时仍未调度、且创建于结束前至少 %s 的 Pod 数", PendingGrace),
