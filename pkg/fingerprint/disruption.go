@@ -335,14 +335,7 @@ func selectionAt(ob *observe.Observation, cat *catalog.Catalog, t time.Time) (Se
 		}
 	}
 	s.HourlyCost = math.Round(s.HourlyCost*1e4) / 1e4
-	s.Zones = len(zones)
-	if len(zones) > 0 {
-		lo, hi := math.MaxInt, 0
-		for _, n := range zones {
-			lo, hi = min(lo, n), max(hi, n)
-		}
-		s.ZoneSkew = hi - lo
-	}
+	s.Zones, s.ZoneSkew = zoneShape(zones)
 	return s, nil
 }
 

@@ -136,14 +136,7 @@ func Compute(ob *observe.Observation, cat *catalog.Catalog) (*Fingerprint, error
 		initialization = stage(initialization, ob.Clock, c.Registered, c.Initialized, c.Received.Registered, c.Received.Initialized)
 	}
 	fp.Selection.HourlyCost = math.Round(fp.Selection.HourlyCost*1e4) / 1e4
-	fp.Selection.Zones = len(zones)
-	if len(zones) > 0 {
-		lo, hi := math.MaxInt, 0
-		for _, n := range zones {
-			lo, hi = min(lo, n), max(hi, n)
-		}
-		fp.Selection.ZoneSkew = hi - lo
-	}
+	fp.Selection.Zones, fp.Selection.ZoneSkew = zoneShape(zones)
 	perNode := map[string]int{}
 	var podLat, scheduled, start []float64
 	for _, p := range ob.Pods {
@@ -183,6 +176,19 @@ func Compute(ob *observe.Observation, cat *catalog.Catalog) (*Fingerprint, error
 	fp.Timing.PodScheduled, fp.Timing.PodStart = percentiles(scheduled), percentiles(start)
 	fp.Timing.NodeClaimLaunch, fp.Timing.NodeRegistration, fp.Timing.NodeInitialization = percentiles(launch), percentiles(registration), percentiles(initialization)
 	return fp, nil
+}
+
+// zoneShape is how many zones the nodes span and the difference between
+// the most and least used of them.
+func zoneShape(nodesByZone map[string]int) (zones, skew int) {
+	if len(nodesByZone) == 0 {
+		return 0, 0
+	}
+	lo, hi := math.MaxInt, 0
+	for _, n := range nodesByZone {
+		lo, hi = min(lo, n), max(hi, n)
+	}
+	return len(nodesByZone), hi - lo
 }
 
 // replaced is 1 for a deleted NodeClaim that had registered a node (a

@@ -199,10 +199,10 @@ func TestRecordedObservation(t *testing.T) {
 		t.Fatalf("a run against its own baseline: want verdict none, got %s (%s %s)", v.Verdict, v.Rule, v.Reason)
 	}
 	// Unavailable only where a healthy, settled run has nothing to say:
-	// no pod pending (fit), and the NodePool compared with pods only by
-	// explain.
+	// no pod pending (fit), the NodePool compared with pods only by
+	// explain, and no scale-in in this scenario.
 	notApplicable := map[string]string{"fit.pendingFitCatalog": "no pod is pending", "fit.pendingFitNodePool": "no pod is pending",
-		"policy.pendingAdmittedByNoNodePool": "NodePools not compared with the pods"}
+		"policy.pendingAdmittedByNoNodePool": "NodePools not compared with the pods", "disruption.overBudget": "no scale-in ran"}
 	for _, s := range v.Signals {
 		if !s.Available && s.Detail != notApplicable[s.ID] {
 			t.Errorf("signal %s unavailable (%s): the benchmark's facts lack what it reads", s.ID, s.Detail)

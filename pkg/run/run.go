@@ -446,8 +446,15 @@ func (r *Runner) settle(ctx context.Context, a *attempt) error {
 		Quiet: a.s.Spec.Settle.Quiet.Duration, Stall: a.s.Spec.Settle.Stall.Duration, Timeout: timeout, Min: a.minObserve, MinFromReady: podClocked(a.inj),
 		Progress: func(msg string) { r.progress("run " + a.id + ": " + msg) },
 	})
+	return r.waitEnded(ctx, a, "")
+}
+
+// waitEnded is why a wait of the run ended early: an interrupt, an
+// incident of the environment, or nil when neither happened. during says
+// which wait ("" for the scale-out's).
+func (r *Runner) waitEnded(ctx context.Context, a *attempt, during string) error {
 	if ctx.Err() != nil {
-		return fmt.Errorf("run %s interrupted: %w", a.id, ctx.Err())
+		return fmt.Errorf("run %s interrupted%s: %w", a.id, during, ctx.Err())
 	}
 	var envErr *EnvironmentError
 	if errors.As(context.Cause(a.actx), &envErr) {

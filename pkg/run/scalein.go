@@ -1,9 +1,9 @@
 package run
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -15,7 +15,6 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
 	"github.com/nodeprint/nodeprint/pkg/observe"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
-	"github.com/nodeprint/nodeprint/pkg/supervise"
 	"github.com/nodeprint/nodeprint/pkg/usage"
 )
 
@@ -73,15 +72,7 @@ func (r *Runner) scaleIn(ctx context.Context, a *attempt, res *Result) error {
 // scaleInStopped is the error that ended a scale-in early: an interrupt,
 // an incident of the environment, else err (nil: none).
 func (r *Runner) scaleInStopped(ctx context.Context, a *attempt, err error) error {
-	if ctx.Err() != nil {
-		return fmt.Errorf("run %s interrupted during its scale-in: %w", a.id, ctx.Err())
-	}
-	var envErr *EnvironmentError
-	if errors.As(context.Cause(a.actx), &envErr) {
-		r.progress(fmt.Sprintf("run %s: stopped: %s", a.id, supervise.Incidents(envErr.Incidents)))
-		return envErr
-	}
-	return err
+	return cmp.Or(r.waitEnded(ctx, a, " during its scale-in"), err)
 }
 
 // readKarpenter samples Karpenter's metrics; false where they cannot be read.
