@@ -5,9 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -46,8 +49,10 @@ func (r *Runner) scaleIn(ctx context.Context, a *attempt, res *Result) error {
 			return fmt.Errorf("run %s: scale-in step %d (%s): %w", a.id, i+1, describeStep(st), err)
 		}
 	}
+	// Stall at least Quiet: pods that stay as they are while Karpenter has
+	// not yet noticed a lost instance must not end the wait before Quiet.
 	outcome := a.ob.WaitSettled(a.actx, observe.Settle{
-		Quiet: si.Settle.Quiet.Duration, Stall: a.s.Spec.Settle.Stall.Duration, Timeout: max(si.Settle.Timeout.Duration-time.Since(start), time.Second),
+		Quiet: si.Settle.Quiet.Duration, Stall: max(a.s.Spec.Settle.Stall.Duration, si.Settle.Quiet.Duration), Timeout: max(si.Settle.Timeout.Duration-time.Since(start), time.Second),
 		Progress: func(msg string) { r.progress("run " + a.id + ": scale-in: " + msg) },
 	})
 	if err := r.scaleInStopped(ctx, a, nil); err != nil {
@@ -107,6 +112,8 @@ func describeStep(st scenario.Step) string {
 	case st.NodePool != nil:
 		b, _ := json.Marshal(st.NodePool)
 		return "edit the NodePool: " + string(b)
+	case st.Interrupt != nil:
+		return fmt.Sprintf("terminate %d node(s) under Karpenter", st.Interrupt.Nodes)
 	}
 	return "remove " + st.Remove
 }
@@ -114,8 +121,11 @@ func describeStep(st scenario.Step) string {
 // applyStep scales or removes one of the run's Deployments, or edits its
 // NodePool.
 func (r *Runner) applyStep(a *attempt, st scenario.Step) error {
-	if st.NodePool != nil {
+	switch {
+	case st.NodePool != nil:
 		return r.editNodePool(a, st.NodePool)
+	case st.Interrupt != nil:
+		return r.interrupt(a, st.Interrupt.Nodes)
 	}
 	name := st.Remove
 	if st.Scale != nil {
@@ -150,6 +160,39 @@ func (r *Runner) editNodePool(a *attempt, patch map[string]any) error {
 	defer cancel()
 	if err := r.client.Patch(ctx, a.objs.NodePool, client.RawPatch(types.MergePatchType, b)); err != nil {
 		return fmt.Errorf("failed to edit NodePool %s: %w", a.objs.NodePool.Name, err)
+	}
+	return nil
+}
+
+// interrupt terminates n of the run's nodes, the first by name that are
+// not being deleted: their finalizers are taken off (Karpenter's drain
+// never runs) and the Node objects, which are the instances on KWOK, are
+// deleted.
+func (r *Runner) interrupt(a *attempt, n int) error {
+	ctx, cancel := context.WithTimeout(a.actx, r.requestTimeout)
+	defer cancel()
+	var nodes corev1.NodeList
+	if err := r.client.List(ctx, &nodes, client.MatchingLabels{observe.RunLabel: a.id}); err != nil {
+		return fmt.Errorf("failed to list the run's nodes: %w", err)
+	}
+	var live []corev1.Node
+	for _, node := range nodes.Items {
+		if node.DeletionTimestamp == nil {
+			live = append(live, node)
+		}
+	}
+	if len(live) < n {
+		return fmt.Errorf("the run has %d node(s), fewer than the %d to terminate", len(live), n)
+	}
+	slices.SortFunc(live, func(x, y corev1.Node) int { return strings.Compare(x.Name, y.Name) })
+	for i := range live[:n] {
+		node := &live[i]
+		if err := r.client.Patch(ctx, node, client.RawPatch(types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`))); err != nil {
+			return fmt.Errorf("failed to take node %s's finalizers off: %w", node.Name, err)
+		}
+		if err := client.IgnoreNotFound(r.client.Delete(ctx, node, client.GracePeriodSeconds(0))); err != nil {
+			return fmt.Errorf("failed to terminate node %s: %w", node.Name, err)
+		}
 	}
 	return nil
 }

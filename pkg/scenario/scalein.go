@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"time"
 
 	jsonpatch "github.com/evanphx/json-patch/v5"
@@ -39,6 +40,18 @@ type Step struct {
 	// drifts the nodes Karpenter launched before, expireAfter expires
 	// them, the disruption block changes its policy from then on.
 	NodePool map[string]any `json:"nodePool,omitempty"`
+	// Interrupt terminates nodes of the run under Karpenter, as a spot
+	// reclaim or a lost instance does.
+	Interrupt *InterruptStep `json:"interrupt,omitempty"`
+}
+
+// InterruptStep terminates Nodes of the run's nodes (the first by name):
+// each Node object, which is the instance on KWOK, is removed without
+// Karpenter's drain, so Karpenter learns of the loss as it does of an
+// instance the cloud took away. The KWOK provider has no interruption
+// queue, so there is no two-minute notice first.
+type InterruptStep struct {
+	Nodes int `json:"nodes"`
 }
 
 // ScaleStep sets a workload's replicas.
@@ -54,7 +67,8 @@ type ScaleInSettle struct {
 	// Quiet defaults to the NodePool's consolidateAfter plus
 	// DefaultScaleInQuiet: Karpenter looks for disruptions every 10 s and
 	// validates a consolidation for 15 s before it acts, so a shorter
-	// silence does not prove it has nothing left to do.
+	// silence does not prove it has nothing left to do. With an interrupt
+	// step it is at least InterruptQuiet.
 	Quiet Duration `json:"quiet,omitempty"`
 	// Timeout bounds the scale-in from its first step (default 10m).
 	Timeout Duration `json:"timeout,omitempty"`
@@ -62,9 +76,15 @@ type ScaleInSettle struct {
 
 // Scale-in defaults and bounds.
 const (
-	DefaultScaleInQuiet   = 45 * time.Second
+	DefaultScaleInQuiet = 45 * time.Second
+	// InterruptQuiet is the least default quiet period of a scale-in that
+	// interrupts nodes: Karpenter garbage-collects a NodeClaim whose
+	// instance is gone every 2 minutes, so a shorter silence can end the
+	// scale-in before it has noticed.
+	InterruptQuiet        = 150 * time.Second
 	DefaultScaleInTimeout = 10 * time.Minute
 	MaxScaleInSteps       = 20
+	maxInterrupted        = 100
 	maxScaleInWait        = 30 * time.Minute
 )
 
@@ -77,6 +97,9 @@ func defaultsScaleIn(s *Scenario) {
 	}
 	if si.Settle.Quiet.Duration == 0 {
 		si.Settle.Quiet.Duration = DefaultScaleInQuiet + consolidateAfter(s.NodePool)
+		if slices.ContainsFunc(si.Steps, func(st Step) bool { return st.Interrupt != nil }) {
+			si.Settle.Quiet.Duration = max(si.Settle.Quiet.Duration, InterruptQuiet)
+		}
 	}
 	if si.Settle.Timeout.Duration == 0 {
 		si.Settle.Timeout.Duration = DefaultScaleInTimeout
@@ -169,11 +192,16 @@ func validateScaleIn(s *Scenario, add func(field, msg string, args ...any)) {
 		sf := fmt.Sprintf("%s.steps[%d]", f, i)
 		waited += st.After.Duration
 		name := ""
-		if n := countSet(st.Scale != nil, st.Remove != "", st.NodePool != nil); n != 1 {
-			add(sf, "set one of scale ({workload, replicas}), remove (a workload's name) and nodePool (a merge patch of the NodePool's spec)")
+		if n := countSet(st.Scale != nil, st.Remove != "", st.NodePool != nil, st.Interrupt != nil); n != 1 {
+			add(sf, "set one of scale ({workload, replicas}), remove (a workload's name), nodePool (a merge patch of the NodePool's spec) and interrupt ({nodes: N})")
 			continue
 		}
 		switch {
+		case st.Interrupt != nil:
+			if n := st.Interrupt.Nodes; n < 1 || n > maxInterrupted {
+				add(sf+".interrupt.nodes", "%d is out of range 1..%d", n, maxInterrupted)
+			}
+			continue
 		case st.NodePool != nil:
 			validateNodePoolEdit(sf+".nodePool", s.NodePool, st.NodePool, add)
 			continue

@@ -93,6 +93,7 @@ func TestScaleInBadInput(t *testing.T) {
 		{"edit of the node class", "      remove: batch\n", "      nodePool: {template: {spec: {nodeClassRef: {name: mine}}}}\n", `spec.scaleIn.steps[1].nodePool.template.spec.nodeClassRef: the node class is the run's own`},
 		{"edit to a bad budget", "      remove: batch\n", "      nodePool: {disruption: {budgets: [{nodes: lots}]}}\n", `spec.scaleIn.steps[1].nodePool.disruption.budgets[0].nodes: "lots" is not a node count`},
 		{"empty edit", "      remove: batch\n", "      nodePool: {}\n", `spec.scaleIn.steps[1].nodePool: an empty edit changes nothing`},
+		{"interrupt no node", "      remove: batch\n", "      interrupt: {nodes: 0}\n", `spec.scaleIn.steps[1].interrupt.nodes: 0 is out of range 1..100`},
 		{"edit and remove", "      remove: batch\n", "      remove: batch\n      nodePool: {limits: {cpu: \"8\"}}\n", `spec.scaleIn.steps[1]: set one of scale`},
 	}
 	for _, c := range cases {
@@ -146,5 +147,18 @@ func TestNodePoolEditStep(t *testing.T) {
 	}
 	if len(edited.Template.Spec.Requirements) != len(s.NodePool.Spec.Template.Spec.Requirements) {
 		t.Fatalf("a merge patch keeps what it does not name: requirements %v", edited.Template.Spec.Requirements)
+	}
+}
+
+// Karpenter notices a lost instance on its 2-minute garbage collection:
+// a scale-in that interrupts nodes waits at least that long by default.
+func TestInterruptQuiet(t *testing.T) {
+	in := strings.Replace(scaleIn, "      remove: batch\n", "      interrupt: {nodes: 1}\n", 1)
+	s, err := loader(t).Load(write(t, in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Spec.ScaleIn.Settle.Quiet.Duration; got != InterruptQuiet {
+		t.Fatalf("default quiet with an interrupt step = %s, want %s", got, InterruptQuiet)
 	}
 }
