@@ -112,9 +112,17 @@ func TestCommittedBaselinesReplay(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			rel := name
-			if _, err := os.Stat("../../fixtures/scenarios/" + name + ".yaml"); err != nil {
-				rel = "nodepools/" + name
+			// The baseline's scenario: a plain one, or one in the folders
+			// whose baselines sit with the plain ones.
+			rel := ""
+			for _, dir := range []string{"", "nodepools/", "scale-in/"} {
+				if _, err := os.Stat("../../fixtures/scenarios/" + dir + name + ".yaml"); err == nil {
+					rel = dir + name
+					break
+				}
+			}
+			if rel == "" {
+				t.Fatalf("baseline %s has no scenario in fixtures/scenarios", name)
 			}
 			s := loadAnyCatalog(t, rel)
 			id := name + "-abcde"

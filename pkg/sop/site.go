@@ -3,8 +3,10 @@ package sop
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -88,6 +90,8 @@ type baselineView struct {
 	CostRange, Zones, ZoneSkew, PodsPerNode                       string
 	Latency                                                       []rangeView
 	Outcomes, Note                                                string
+	// ScaleIn says what Karpenter removed in the recorded scale-ins.
+	ScaleIn []string
 	// Accepted are runs added from reports, each "run: reason".
 	Accepted []string
 	// First are the index's columns.
@@ -294,7 +298,55 @@ func (s *site) baseline(b *fingerprint.Baseline, sc *scenario.Scenario) baseline
 	v.PodReadyP50 = unit(b.Timing.PodReadyP50.Median, "s")
 	o := b.Outcomes
 	v.Outcomes = fmt.Sprintf(msg(l, "outcomesLine"), o.Running, o.Pending, o.Restarting, o.OOMKilled)
+	v.ScaleIn = scaleInLines(b.Disruption, l)
 	return v
+}
+
+// scaleInLines say what Karpenter removed in the recorded runs' scale-ins
+// (none without one): the steady states, each count by reason and kind
+// with its range over the runs, and how many nodes were disrupting at once.
+func scaleInLines(d *fingerprint.BaselineDisruption, l string) []string {
+	if d == nil || len(d.Runs) == 0 {
+		return nil
+	}
+	n := len(d.Runs)
+	var out []string
+	steady := map[string]int{}
+	var order []string
+	for _, r := range d.Runs {
+		k := fmt.Sprintf("%s (%d, $%.4f)", cmp.Or(r.After.Key(), "-"), r.After.Nodes, r.After.HourlyCost)
+		if steady[k] == 0 {
+			order = append(order, k)
+		}
+		steady[k]++
+	}
+	for _, k := range order {
+		out = append(out, fmt.Sprintf(msg(l, "scaleInAfter"), k, steady[k], n))
+	}
+	counts := func(key string, of func(fingerprint.DisruptionRun) map[string]int) {
+		keys := map[string]bool{}
+		for _, r := range d.Runs {
+			for k := range of(r) {
+				keys[k] = true
+			}
+		}
+		for _, k := range slices.Sorted(maps.Keys(keys)) {
+			lo, hi := math.Inf(1), math.Inf(-1)
+			for _, r := range d.Runs {
+				x := float64(of(r)[k])
+				lo, hi = math.Min(lo, x), math.Max(hi, x)
+			}
+			out = append(out, fmt.Sprintf(msg(l, key), k, span(lo, hi, "")))
+		}
+	}
+	counts("scaleInDecision", func(r fingerprint.DisruptionRun) map[string]int { return r.Decisions })
+	counts("scaleInRemoved", func(r fingerprint.DisruptionRun) map[string]int { return r.Disrupted })
+	lo, hi, slo, shi := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	for _, r := range d.Runs {
+		lo, hi = math.Min(lo, float64(r.MaxDisrupting)), math.Max(hi, float64(r.MaxDisrupting))
+		slo, shi = math.Min(slo, r.SteadyAfter), math.Max(shi, r.SteadyAfter)
+	}
+	return append(out, fmt.Sprintf(msg(l, "scaleInMax"), span(lo, hi, ""), span(slo, shi, "s")))
 }
 
 func quantities(q scenario.Quantities) string {

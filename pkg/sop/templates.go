@@ -173,7 +173,13 @@ var templates = map[string]string{
 ## {{t "outcomes"}}
 
 {{.Outcomes}}
-{{if .Note}}
+{{with .ScaleIn}}
+## {{t "scaleIn"}}
+
+{{t "scaleInIntro"}}
+
+{{range .}}- {{.}}
+{{end}}{{end}}{{if .Note}}
 {{label "note"}} {{.Note}}
 {{end}}{{if .Accepted}}
 {{label "accepted"}}
