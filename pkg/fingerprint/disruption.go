@@ -1,6 +1,7 @@
 package fingerprint
 
 import (
+	"cmp"
 	"fmt"
 	"maps"
 	"math"
@@ -122,7 +123,7 @@ func ComputeDisruption(ob *observe.Observation, cat *catalog.Catalog, np *karpv1
 	launched := claimReasons(ob, launchingReason, launchingPrefix)
 	for _, c := range sortedClaims(ob) {
 		if !c.Deleted.IsZero() && !c.Deleted.Before(start.Add(-time.Second)) {
-			d.Disrupted[cmpOr(reasons[c.Name].reason, NoReason)]++
+			d.Disrupted[cmp.Or(reasons[c.Name].reason, NoReason)]++
 		}
 		if _, ok := launched[c.Name]; ok && !c.Created.Before(start.Add(-time.Second)) {
 			d.Replacements++
@@ -140,13 +141,6 @@ func ComputeDisruption(ob *observe.Observation, cat *catalog.Catalog, np *karpv1
 		d.SteadyAfter = d.Timeline[n-1].At
 	}
 	return d, nil
-}
-
-func cmpOr(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 type claimEvent struct {
@@ -322,16 +316,8 @@ func selectionAt(ob *observe.Observation, cat *catalog.Catalog, t time.Time) (Se
 		if c.InstanceType == "" || c.Created.After(t) || (!gone(c).IsZero() && !gone(c).After(t)) {
 			continue
 		}
-		s.InstanceTypes[c.InstanceType+"/"+c.CapacityType]++
-		s.CapacityTypes[c.CapacityType]++
-		s.Nodes++
-		zones[c.Zone]++
-		if cat != nil {
-			price, ok := cat.Price(c.InstanceType, c.Zone, c.CapacityType)
-			if !ok {
-				return Selection{}, fmt.Errorf("instance type %s (%s, %s) is not in the catalog: was Karpenter started with another one?", c.InstanceType, c.Zone, c.CapacityType)
-			}
-			s.HourlyCost += price
+		if err := s.add(c, cat, zones); err != nil {
+			return Selection{}, err
 		}
 	}
 	s.HourlyCost = math.Round(s.HourlyCost*1e4) / 1e4

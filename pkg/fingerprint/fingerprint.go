@@ -117,16 +117,8 @@ func Compute(ob *observe.Observation, cat *catalog.Catalog) (*Fingerprint, error
 			// Not launched (yet): counted in timing when initialised only.
 			continue
 		}
-		fp.Selection.InstanceTypes[c.InstanceType+"/"+c.CapacityType]++
-		fp.Selection.CapacityTypes[c.CapacityType]++
-		fp.Selection.Nodes++
-		zones[c.Zone]++
-		if cat != nil {
-			price, ok := cat.Price(c.InstanceType, c.Zone, c.CapacityType)
-			if !ok {
-				return nil, fmt.Errorf("instance type %s (%s, %s) is not in the catalog: was Karpenter started with another one?", c.InstanceType, c.Zone, c.CapacityType)
-			}
-			fp.Selection.HourlyCost += price
+		if err := fp.Selection.add(c, cat, zones); err != nil {
+			return nil, err
 		}
 		if lat, ok := observe.Latency(ob.Clock, c.Created, c.Initialized, c.Received.Created, c.Received.Initialized); ok {
 			claimLat = append(claimLat, lat)
@@ -176,6 +168,24 @@ func Compute(ob *observe.Observation, cat *catalog.Catalog) (*Fingerprint, error
 	fp.Timing.PodScheduled, fp.Timing.PodStart = percentiles(scheduled), percentiles(start)
 	fp.Timing.NodeClaimLaunch, fp.Timing.NodeRegistration, fp.Timing.NodeInitialization = percentiles(launch), percentiles(registration), percentiles(initialization)
 	return fp, nil
+}
+
+// add counts a launched NodeClaim into the selection (and its zone into
+// zones), priced from cat (nil: no cost).
+func (s *Selection) add(c *observe.NodeClaimRecord, cat *catalog.Catalog, zones map[string]int) error {
+	s.InstanceTypes[c.InstanceType+"/"+c.CapacityType]++
+	s.CapacityTypes[c.CapacityType]++
+	s.Nodes++
+	zones[c.Zone]++
+	if cat == nil {
+		return nil
+	}
+	price, ok := cat.Price(c.InstanceType, c.Zone, c.CapacityType)
+	if !ok {
+		return fmt.Errorf("instance type %s (%s, %s) is not in the catalog: was Karpenter started with another one?", c.InstanceType, c.Zone, c.CapacityType)
+	}
+	s.HourlyCost += price
+	return nil
 }
 
 // zoneShape is how many zones the nodes span and the difference between
