@@ -31,7 +31,7 @@ func (d *Diff) disruption(b *fingerprint.BaselineDisruption, o *fingerprint.Disr
 	if !slices.ContainsFunc(b.Runs, func(r fingerprint.DisruptionRun) bool { return r.Outcome == o.Outcome }) {
 		d.add("disruption.outcome", outcomesOf(b), string(o.Outcome), "the scale-in must end as it did in the baseline", Regression)
 	}
-	d.selectionAgainst("disruption.after", afterSelections(b), o.After, rules)
+	d.selectionAgainst("disruption.after", b.AfterSelections(), o.After, rules)
 	s := o.Summary()
 	d.counts("disruption.disrupted", b, s.Disrupted, func(r fingerprint.DisruptionRun) map[string]int { return r.Disrupted }, "NodeClaims removed for this reason within the seen range")
 	d.counts("disruption.decisions", b, s.Decisions, func(r fingerprint.DisruptionRun) map[string]int { return r.Decisions }, "decisions of this kind within the seen range")
@@ -47,7 +47,7 @@ func (d *Diff) disruption(b *fingerprint.BaselineDisruption, o *fingerprint.Disr
 		{"disruption.maxDisrupting", func(r fingerprint.DisruptionRun) int { return r.MaxDisrupting }},
 		{"disruption.evicted", func(r fingerprint.DisruptionRun) int { return r.Evicted }},
 	} {
-		seen := rangeOf(b, func(r fingerprint.DisruptionRun) float64 { return float64(x.of(r)) })
+		seen := b.Range(func(r fingerprint.DisruptionRun) float64 { return float64(x.of(r)) })
 		if v := float64(x.of(s)); !seen.Contains(v, 0) {
 			d.add(x.path, rangeString(seen, "%.0f"), fmt.Sprint(v), "within the seen range", Regression)
 		}
@@ -74,19 +74,11 @@ func (d *Diff) counts(path string, b *fingerprint.BaselineDisruption, got map[st
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
-		seen := rangeOf(b, func(r fingerprint.DisruptionRun) float64 { return float64(of(r)[k]) })
+		seen := b.Range(func(r fingerprint.DisruptionRun) float64 { return float64(of(r)[k]) })
 		if v := float64(got[k]); !seen.Contains(v, 0) {
 			d.add(path+"."+k, rangeString(seen, "%.0f"), fmt.Sprint(v), rule, Regression)
 		}
 	}
-}
-
-func rangeOf(b *fingerprint.BaselineDisruption, of func(fingerprint.DisruptionRun) float64) fingerprint.Range {
-	r := fingerprint.Range{}
-	for i, x := range b.Runs {
-		r = r.Extend(of(x), i == 0)
-	}
-	return r
 }
 
 func outcomesOf(b *fingerprint.BaselineDisruption) string {
@@ -97,19 +89,4 @@ func outcomesOf(b *fingerprint.BaselineDisruption) string {
 		}
 	}
 	return strings.Join(out, " | ")
-}
-
-// afterSelections are the distinct selections the recorded scale-ins
-// ended with, with their runs.
-func afterSelections(b *fingerprint.BaselineDisruption) []fingerprint.SeenSelection {
-	var out []fingerprint.SeenSelection
-	for _, r := range b.Runs {
-		i := slices.IndexFunc(out, func(s fingerprint.SeenSelection) bool { return s.Key() == r.After.Key() })
-		if i < 0 {
-			out = append(out, fingerprint.SeenSelection{InstanceTypes: r.After.InstanceTypes, Nodes: r.After.Nodes, HourlyCost: r.After.HourlyCost})
-			i = len(out) - 1
-		}
-		out[i].Runs++
-	}
-	return out
 }

@@ -396,6 +396,30 @@ func (d *Disruption) Summary() DisruptionRun {
 	return r
 }
 
+// Range is the smallest and largest value of of over the recorded runs.
+func (b *BaselineDisruption) Range(of func(DisruptionRun) float64) Range {
+	r := Range{}
+	for i, x := range b.Runs {
+		r = r.Extend(of(x), i == 0)
+	}
+	return r
+}
+
+// AfterSelections are the distinct selections the recorded scale-ins
+// ended with, in the order first seen, each with its runs.
+func (b *BaselineDisruption) AfterSelections() []SeenSelection {
+	var out []SeenSelection
+	for _, r := range b.Runs {
+		i := slices.IndexFunc(out, func(s SeenSelection) bool { return s.Key() == r.After.Key() })
+		if i < 0 {
+			out = append(out, SeenSelection{InstanceTypes: r.After.InstanceTypes, Nodes: r.After.Nodes, HourlyCost: r.After.HourlyCost})
+			i = len(out) - 1
+		}
+		out[i].Runs++
+	}
+	return out
+}
+
 // addDisruption keeps the runs' scale-ins; all or none of a baseline's
 // runs have one, and none was skipped.
 func (b *Baseline) addDisruption(fps []*Fingerprint, recorded int) error {

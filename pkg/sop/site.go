@@ -309,19 +309,10 @@ func scaleInLines(d *fingerprint.BaselineDisruption, l string) []string {
 	if d == nil || len(d.Runs) == 0 {
 		return nil
 	}
-	n := len(d.Runs)
 	var out []string
-	steady := map[string]int{}
-	var order []string
-	for _, r := range d.Runs {
-		k := fmt.Sprintf("%s (%d, $%.4f)", cmp.Or(r.After.Key(), "-"), r.After.Nodes, r.After.HourlyCost)
-		if steady[k] == 0 {
-			order = append(order, k)
-		}
-		steady[k]++
-	}
-	for _, k := range order {
-		out = append(out, fmt.Sprintf(msg(l, "scaleInAfter"), k, steady[k], n))
+	for _, a := range d.AfterSelections() {
+		k := fmt.Sprintf("%s (%d, $%.4f)", cmp.Or(a.Key(), "-"), a.Nodes, a.HourlyCost)
+		out = append(out, fmt.Sprintf(msg(l, "scaleInAfter"), k, a.Runs, len(d.Runs)))
 	}
 	counts := func(key string, of func(fingerprint.DisruptionRun) map[string]int) {
 		keys := map[string]bool{}
@@ -331,22 +322,15 @@ func scaleInLines(d *fingerprint.BaselineDisruption, l string) []string {
 			}
 		}
 		for _, k := range slices.Sorted(maps.Keys(keys)) {
-			lo, hi := math.Inf(1), math.Inf(-1)
-			for _, r := range d.Runs {
-				x := float64(of(r)[k])
-				lo, hi = math.Min(lo, x), math.Max(hi, x)
-			}
-			out = append(out, fmt.Sprintf(msg(l, key), k, span(lo, hi, "")))
+			r := d.Range(func(x fingerprint.DisruptionRun) float64 { return float64(of(x)[k]) })
+			out = append(out, fmt.Sprintf(msg(l, key), k, span(r.Min, r.Max, "")))
 		}
 	}
 	counts("scaleInDecision", func(r fingerprint.DisruptionRun) map[string]int { return r.Decisions })
 	counts("scaleInRemoved", func(r fingerprint.DisruptionRun) map[string]int { return r.Disrupted })
-	lo, hi, slo, shi := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
-	for _, r := range d.Runs {
-		lo, hi = math.Min(lo, float64(r.MaxDisrupting)), math.Max(hi, float64(r.MaxDisrupting))
-		slo, shi = math.Min(slo, r.SteadyAfter), math.Max(shi, r.SteadyAfter)
-	}
-	return append(out, fmt.Sprintf(msg(l, "scaleInMax"), span(lo, hi, ""), span(slo, shi, "s")))
+	most := d.Range(func(r fingerprint.DisruptionRun) float64 { return float64(r.MaxDisrupting) })
+	took := d.Range(func(r fingerprint.DisruptionRun) float64 { return r.SteadyAfter })
+	return append(out, fmt.Sprintf(msg(l, "scaleInMax"), span(most.Min, most.Max, ""), span(took.Min, took.Max, "s")))
 }
 
 func quantities(q scenario.Quantities) string {
