@@ -75,10 +75,16 @@ func (s Sample) RemovedSince(before Sample, nodePool string) map[string]int {
 	if s.Removed == nil || s.StartSeconds != before.StartSeconds {
 		return nil
 	}
+	return growth(s.Removed[nodePool], before.Removed[nodePool])
+}
+
+// growth is how much each counter grew from before to after, for those
+// that did.
+func growth(after, before map[string]float64) map[string]int {
 	out := map[string]int{}
-	for r, v := range s.Removed[nodePool] {
-		if d := int(v - before.Removed[nodePool][r]); d > 0 {
-			out[r] = d
+	for k, v := range after {
+		if d := int(v - before[k]); d > 0 {
+			out[k] = d
 		}
 	}
 	return out
@@ -98,13 +104,7 @@ func (s Sample) DecisionsSince(before Sample) map[string]int {
 	if s.Decisions == nil || s.StartSeconds != before.StartSeconds {
 		return nil
 	}
-	out := map[string]int{}
-	for k, v := range s.Decisions {
-		if d := int(v - before.Decisions[k]); d > 0 {
-			out[k] = d
-		}
-	}
-	return out
+	return growth(s.Decisions, before.Decisions)
 }
 
 // Usage is what Karpenter consumed between two samples.
@@ -280,17 +280,15 @@ func splitLabels(s string) []string {
 // Since is what Karpenter consumed from before to s. A restarted
 // Karpenter starts its counters again: then s itself is the usage.
 func (s Sample) Since(before Sample) Usage {
-	u := Usage{Requests: map[string]int{}}
+	u := Usage{}
 	if s.StartSeconds != before.StartSeconds || s.Total < before.Total || s.CPUSeconds < before.CPUSeconds {
 		before, u.Restarted = Sample{}, true
 	}
 	u.CPUSeconds = round(s.CPUSeconds-before.CPUSeconds, 100)
 	u.PeakRSSBytes = max(s.RSSBytes, before.RSSBytes)
-	for k, v := range s.Requests {
-		if d := int(v - before.Requests[k]); d > 0 {
-			u.Requests[k] = d
-			u.RequestsTotal += d
-		}
+	u.Requests = growth(s.Requests, before.Requests)
+	for _, d := range u.Requests {
+		u.RequestsTotal += d
 	}
 	u.Failed = int(s.Failed - before.Failed)
 	if u.RequestsTotal > 0 {
