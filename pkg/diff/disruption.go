@@ -35,6 +35,7 @@ func (d *Diff) disruption(b *fingerprint.BaselineDisruption, o *fingerprint.Disr
 	s := o.Summary()
 	d.counts("disruption.disrupted", b, s.Disrupted, func(r fingerprint.DisruptionRun) map[string]int { return r.Disrupted }, "NodeClaims removed for this reason within the seen range")
 	d.counts("disruption.decisions", b, s.Decisions, func(r fingerprint.DisruptionRun) map[string]int { return r.Decisions }, "decisions of this kind within the seen range")
+	d.counts("disruption.duringSteps", b, s.DuringSteps, func(r fingerprint.DisruptionRun) map[string]int { return r.DuringSteps }, "decisions of this kind made before the scale-in's last step within the seen range")
 	if s.KarpenterRemoved != nil && !slices.ContainsFunc(b.Runs, func(r fingerprint.DisruptionRun) bool { return r.KarpenterRemoved == nil }) {
 		// Karpenter's own count, where the run and every recorded one read it.
 		d.counts("disruption.karpenterRemoved", b, s.KarpenterRemoved, func(r fingerprint.DisruptionRun) map[string]int { return r.KarpenterRemoved }, "NodeClaims Karpenter counted as removed for this reason within the seen range")

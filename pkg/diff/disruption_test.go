@@ -68,6 +68,16 @@ func TestDisruption(t *testing.T) {
 		{"consolidation stopped", scaledIn(map[string]int{"c-16x-amd64-linux/on-demand": 4}, 4, 1.6),
 			[]string{"disruption.after.hourlyCost", "disruption.after.instanceTypes", "disruption.after.nodes", "disruption.decisions.replace/Underutilized/multi",
 				"disruption.disrupted.Underutilized", "disruption.maxDisrupting", "disruption.replacements"}},
+		// The same decisions at another moment of the load: the baseline's
+		// came after the steps, this one while they still ran (and the
+		// class of kubernetes-sigs/karpenter#3006 the other way round).
+		{"a consolidation made during the steps", func() *fingerprint.Fingerprint {
+			early := multi
+			early.Step = 1
+			f := scaledIn(small, 1, 0.1, early)
+			f.Disruption.Steps = []float64{0, 30}
+			return f
+		}(), []string{"disruption.duringSteps.replace/Underutilized/multi"}},
 		{"budget exceeded", scaledIn(small, 1, 0.1, fingerprint.Decision{Reason: "Underutilized", Kind: "replace", Nodes: []string{"a", "b", "c", "d"}, Replacements: []string{"c-4x"}, Disrupting: 4, Allowed: 2}),
 			[]string{"disruption.budget"}},
 		{"skipped", func() *fingerprint.Fingerprint {

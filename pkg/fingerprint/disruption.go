@@ -34,6 +34,9 @@ type Disruption struct {
 	// SteadyAfter is the seconds from the first step to the last NodeClaim
 	// created, deleted or gone: how long Karpenter took to get there.
 	SteadyAfter float64 `json:"steadyAfter"`
+	// Steps are the seconds from the first step at which each step was
+	// applied (the first's own wait, its after, included).
+	Steps []float64 `json:"steps,omitempty"`
 	// Disrupted counts the NodeClaims removed, by the reason Karpenter
 	// gave (Empty, Underutilized, Drifted); NoReason for one removed
 	// without a disruption event (not Karpenter's disruption controller).
@@ -84,6 +87,10 @@ type Decision struct {
 	Allowed    int `json:"allowed"`
 	// Evicted are the pods on its nodes when it was made.
 	Evicted int `json:"evicted"`
+	// Step is how many of the scale-in's steps had been applied when it
+	// was made: below their number, Karpenter acted while the scenario
+	// was still changing the load.
+	Step int `json:"step"`
 }
 
 // Point is the run's nodes and their hourly cost from At seconds after the
@@ -108,10 +115,14 @@ const (
 )
 
 // ComputeDisruption summarises a scale-in that began at start (the first
-// step) from the run's observation at its end; np is the run's NodePool as
-// applied (its budgets), cat prices the nodes (nil: cost 0).
-func ComputeDisruption(ob *observe.Observation, cat *catalog.Catalog, np *karpv1.NodePool, start time.Time) (*Disruption, error) {
+// step) from the run's observation at its end; steps are the moments its
+// steps were applied, np is the run's NodePool as applied (its budgets),
+// cat prices the nodes (nil: cost 0).
+func ComputeDisruption(ob *observe.Observation, cat *catalog.Catalog, np *karpv1.NodePool, start time.Time, steps []time.Time) (*Disruption, error) {
 	d := &Disruption{Outcome: ob.Outcome, Disrupted: map[string]int{}}
+	for _, t := range steps {
+		d.Steps = append(d.Steps, seconds(t.Sub(start)))
+	}
 	var err error
 	if d.Before, err = selectionAt(ob, cat, start); err != nil {
 		return nil, err
@@ -130,7 +141,8 @@ func ComputeDisruption(ob *observe.Observation, cat *catalog.Catalog, np *karpv1
 		}
 	}
 	d.Decisions = decisions(ob, np, reasons, launched, start)
-	for _, x := range d.Decisions {
+	for i, x := range d.Decisions {
+		d.Decisions[i].Step = stepsBy(steps, start.Add(secondsDuration(x.At)))
 		d.MaxDisrupting = max(d.MaxDisrupting, x.Disrupting)
 		d.Evicted += x.Evicted
 	}
@@ -260,6 +272,21 @@ func typeOf(c *observe.NodeClaimRecord) string {
 
 func seconds(d time.Duration) float64 { return math.Round(d.Seconds()*10) / 10 }
 
+func secondsDuration(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
+
+// stepsBy is how many of steps had been applied at t, a decision's first
+// event: events have one-second timestamps, so one can read up to a
+// second before the step it followed.
+func stepsBy(steps []time.Time, t time.Time) int {
+	n := 0
+	for _, s := range steps {
+		if !s.After(t.Add(time.Second)) {
+			n++
+		}
+	}
+	return n
+}
+
 // gone is when a NodeClaim stopped existing: seen gone, else (a record
 // without it) its deletion; zero while it exists.
 func gone(c *observe.NodeClaimRecord) time.Time {
@@ -372,8 +399,14 @@ type DisruptionRun struct {
 	After   Selection       `json:"after"`
 	// Disrupted counts the removed NodeClaims by reason; Decisions the
 	// decisions by Key.
-	Disrupted     map[string]int `json:"disrupted,omitempty"`
-	Decisions     map[string]int `json:"decisions,omitempty"`
+	Disrupted map[string]int `json:"disrupted,omitempty"`
+	Decisions map[string]int `json:"decisions,omitempty"`
+	// DuringSteps counts, by Key, the decisions made before the last step
+	// was applied: what Karpenter did while the load was still changing
+	// (a consolidation held back while a destination is busy moves after
+	// the steps). A baseline recorded before it was kept reads 0, which a
+	// scale-in of one step always is.
+	DuringSteps   map[string]int `json:"duringSteps,omitempty"`
 	Replacements  int            `json:"replacements"`
 	MaxDisrupting int            `json:"maxDisrupting"`
 	Evicted       int            `json:"evicted"`
@@ -387,13 +420,22 @@ type DisruptionRun struct {
 func (d *Disruption) Summary() DisruptionRun {
 	r := DisruptionRun{Outcome: d.Outcome, After: d.After, Disrupted: maps.Clone(d.Disrupted), Replacements: d.Replacements,
 		MaxDisrupting: d.MaxDisrupting, Evicted: d.Evicted, SteadyAfter: d.SteadyAfter, KarpenterRemoved: maps.Clone(d.KarpenterRemoved)}
-	if len(d.Decisions) > 0 {
-		r.Decisions = map[string]int{}
-		for _, x := range d.Decisions {
-			r.Decisions[x.Key()]++
+	for _, x := range d.Decisions {
+		r.Decisions = increment(r.Decisions, x.Key())
+		if x.Step < len(d.Steps) {
+			r.DuringSteps = increment(r.DuringSteps, x.Key())
 		}
 	}
 	return r
+}
+
+// increment adds one to m[k], making m when it is nil.
+func increment(m map[string]int, k string) map[string]int {
+	if m == nil {
+		m = map[string]int{}
+	}
+	m[k]++
+	return m
 }
 
 // Range is the smallest and largest value of of over the recorded runs.

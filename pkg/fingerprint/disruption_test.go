@@ -60,7 +60,8 @@ func scaleInObservation(t0 time.Time) *observe.Observation {
 func TestComputeDisruption(t *testing.T) {
 	t0 := time.Date(2026, 12, 4, 9, 0, 0, 0, time.UTC)
 	np := &karpv1.NodePool{Spec: karpv1.NodePoolSpec{Disruption: karpv1.Disruption{Budgets: []karpv1.Budget{{Nodes: "50%"}}}}}
-	d, err := ComputeDisruption(scaleInObservation(t0), nil, np, t0)
+	// Two steps: the second 30 s after the first, between the decisions.
+	d, err := ComputeDisruption(scaleInObservation(t0), nil, np, t0, []time.Time{t0, t0.Add(30 * time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,14 +71,18 @@ func TestComputeDisruption(t *testing.T) {
 		After:     Selection{InstanceTypes: map[string]int{"c-8x/on-demand": 1, "c-2x/on-demand": 1}, CapacityTypes: map[string]int{"on-demand": 2}, Nodes: 2, Zones: 1},
 		Disrupted: map[string]int{"Underutilized": 2, "Empty": 1, NoReason: 1},
 		Decisions: []Decision{
-			{At: 20, Reason: "Underutilized", Kind: "replace", Nodes: []string{"c-4x/on-demand", "c-4x/on-demand"}, Replacements: []string{"c-2x/on-demand"}, Disrupting: 2, Allowed: 3, Evicted: 2},
-			{At: 50, Reason: "Empty", Kind: "delete", Nodes: []string{"c-2x/on-demand"}, Disrupting: 1, Allowed: 2, Evicted: 0},
+			{At: 20, Reason: "Underutilized", Kind: "replace", Nodes: []string{"c-4x/on-demand", "c-4x/on-demand"}, Replacements: []string{"c-2x/on-demand"}, Disrupting: 2, Allowed: 3, Evicted: 2, Step: 1},
+			{At: 50, Reason: "Empty", Kind: "delete", Nodes: []string{"c-2x/on-demand"}, Disrupting: 1, Allowed: 2, Evicted: 0, Step: 2},
 		},
-		Replacements: 1, MaxDisrupting: 2, Evicted: 2, SteadyAfter: 51,
+		Replacements: 1, MaxDisrupting: 2, Evicted: 2, SteadyAfter: 51, Steps: []float64{0, 30},
 		Timeline: []Point{{At: 0, Nodes: 4}, {At: 12, Nodes: 5}, {At: 23, Nodes: 4}, {At: 24, Nodes: 3}, {At: 51, Nodes: 2}},
 	}
 	if diff := cmp.Diff(want, d); diff != "" {
 		t.Fatalf("disruption (-want +got):\n%s", diff)
+	}
+	// The first decision came while the steps still ran, the second after.
+	if diff := cmp.Diff(map[string]int{"replace/Underutilized/multi": 1}, d.Summary().DuringSteps); diff != "" {
+		t.Fatalf("summary's decisions during the steps (-want +got):\n%s", diff)
 	}
 }
 
@@ -92,7 +97,7 @@ func TestDisruptionDecisionsApartAndBudgetWindow(t *testing.T) {
 	np := &karpv1.NodePool{Spec: karpv1.NodePoolSpec{Disruption: karpv1.Disruption{Budgets: []karpv1.Budget{
 		{Nodes: "1", Schedule: &sched, Duration: ptrDuration(dur), Reasons: []karpv1.DisruptionReason{karpv1.DisruptionReasonUnderutilized}},
 	}}}}
-	d, err := ComputeDisruption(ob, nil, np, t0)
+	d, err := ComputeDisruption(ob, nil, np, t0, []time.Time{t0})
 	if err != nil {
 		t.Fatal(err)
 	}

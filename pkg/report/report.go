@@ -419,6 +419,15 @@ func (s *Scenario) TimingLine() string {
 	return s.Diff.Timing.Summary()
 }
 
+// stepOf places a decision among a scale-in's steps (of several):
+// " (after step 2 of 10)"; "" when the scale-in has one step.
+func stepOf(x fingerprint.Decision, steps int) string {
+	if steps < 2 {
+		return ""
+	}
+	return fmt.Sprintf(" (after step %d of %d)", x.Step, steps)
+}
+
 // ScaleInLines say what Karpenter removed in the scenario's scale-in, one
 // line for the whole and one per decision ("" for a scenario without one).
 func (s *Scenario) ScaleInLines() []string {
@@ -444,7 +453,7 @@ func (s *Scenario) ScaleInLines() []string {
 	out := []string{fmt.Sprintf("scale-in %s after %.0f s: %d → %d node(s), $%.4f → $%.4f/h; removed by reason: %s; %d replacement(s), %d pod(s) evicted, at most %d node(s) disrupting at once",
 		d.Outcome, d.SteadyAfter, d.Before.Nodes, d.After.Nodes, d.Before.HourlyCost, d.After.HourlyCost, byReason, d.Replacements, d.Evicted, d.MaxDisrupting)}
 	for _, x := range d.Decisions {
-		line := fmt.Sprintf("  at %.0f s: %s %s of %d node(s) [%s]", x.At, x.Kind, x.Reason, len(x.Nodes), strings.Join(x.Nodes, ", "))
+		line := fmt.Sprintf("  at %.0f s%s: %s %s of %d node(s) [%s]", x.At, stepOf(x, len(d.Steps)), x.Kind, x.Reason, len(x.Nodes), strings.Join(x.Nodes, ", "))
 		if len(x.Replacements) > 0 {
 			line += " → [" + strings.Join(x.Replacements, ", ") + "]"
 		}

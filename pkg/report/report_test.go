@@ -402,3 +402,19 @@ func formats(t *testing.T, r *report.Report) map[string]string {
 	}
 	return map[string]string{"markdown": string(md), "junit": stdhtml.UnescapeString(string(junit)), "html": stdhtml.UnescapeString(string(html))}
 }
+
+// A scale-in of several steps says after which step each decision came;
+// one of a single step does not.
+func TestScaleInLinesPlaceDecisionsAmongSteps(t *testing.T) {
+	x := fingerprint.Decision{At: 95, Reason: "Underutilized", Kind: "delete", Nodes: []string{"c-2x/on-demand"}, Disrupting: 1, Allowed: 1, Step: 4}
+	sc := report.Scenario{Observed: &fingerprint.Fingerprint{Disruption: &fingerprint.Disruption{Outcome: observe.Settled,
+		Disrupted: map[string]int{"Underutilized": 1}, Decisions: []fingerprint.Decision{x}, Steps: []float64{0, 20, 40, 60, 80, 100}}}}
+	want := "  at 95 s (after step 4 of 6): delete Underutilized of 1 node(s) [c-2x/on-demand]; 1 disrupting, budget 1; 0 pod(s) evicted"
+	if got := sc.ScaleInLines(); len(got) != 2 || got[1] != want {
+		t.Fatalf("lines %q, want the decision as %q", got, want)
+	}
+	sc.Observed.Disruption.Steps = []float64{0}
+	if got := sc.ScaleInLines(); strings.Contains(got[1], "step") {
+		t.Fatalf("a scale-in of one step names no step: %q", got[1])
+	}
+}

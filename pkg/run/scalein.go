@@ -40,11 +40,13 @@ func (r *Runner) scaleIn(ctx context.Context, a *attempt, res *Result) error {
 	steps := a.objs.ScaleIn
 	before, readable := r.readKarpenter(ctx)
 	start := time.Now()
+	applied := make([]time.Time, 0, len(steps))
 	for i, st := range steps {
 		if err := wait(a.actx, st.After.Duration); err != nil {
 			return r.scaleInStopped(ctx, a, err)
 		}
 		r.progress(fmt.Sprintf("run %s: scale-in step %d of %d: %s", a.id, i+1, len(steps), describeStep(st)))
+		applied = append(applied, time.Now())
 		if err := r.applyStep(a, st); err != nil {
 			return fmt.Errorf("run %s: scale-in step %d (%s): %w", a.id, i+1, describeStep(st), err)
 		}
@@ -58,7 +60,7 @@ func (r *Runner) scaleIn(ctx context.Context, a *attempt, res *Result) error {
 	if err := r.scaleInStopped(ctx, a, nil); err != nil {
 		return err
 	}
-	d, err := fingerprint.ComputeDisruption(a.ob.Snapshot(), a.cat, a.objs.NodePool, start)
+	d, err := fingerprint.ComputeDisruption(a.ob.Snapshot(), a.cat, a.objs.NodePool, start, applied)
 	if err != nil {
 		return fmt.Errorf("run %s: scale-in: %w", a.id, err)
 	}
