@@ -101,3 +101,11 @@ func nodeClassNotes(docs []*document, np *karpv1.NodePool) []string {
 	}
 	return notes
 }
+
+// LoadNodePools reads every karpenter.sh/v1 NodePool of a manifest (a file
+// of one or more YAML documents, as a team commits them), strictly, sorted
+// by name: what nodeprint forecast drift compares with the cluster.
+func LoadNodePools(path string) ([]*karpv1.NodePool, error) {
+	nps, _, err := loadNodePools(path)
+	return nps, err
+}

@@ -51,6 +51,6 @@ func newRootCmd(stdout, stderr io.Writer) *cobra.Command {
 	root.AddCommand(newClusterCmd(stdout, stderr), newRecordCmd(stdout, stderr), newVerifyCmd(stdout, stderr),
 		newRunCmd(stdout, stderr), newAttributeCmd(stdout, stderr), newFaultsCmd(stdout), newRulesCmd(stdout),
 		newSOPCmd(stdout), newExplainCmd(stdout), newAcceptCmd(stdout), newCatalogCmd(stdout, stderr), newImportCmd(stdout, stderr),
-		newToolchainCmd(stdout, stderr), newInitCmd(stdout))
+		newToolchainCmd(stdout, stderr), newInitCmd(stdout), newForecastCmd(stdout))
 	return root
 }
