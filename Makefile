@@ -54,7 +54,7 @@ test: tools ## Run every test: vet, unit tests with -race, the toolchain module'
 .PHONY: suites
 suites:
 	@mkdir -p out
-	@rc=0; go test -p 1 -count=1 -v $(GO_TEST_FLAGS) -timeout $(SUITE_TIMEOUT) ./suites/... -args -ginkgo.v 2>&1 | tee out/suites.log || rc=$$?; \
+	@rc=0; go test -p 1 -count=1 -v $(GO_TEST_FLAGS) -timeout $(SUITE_TIMEOUT) $(or $(SUITE_PACKAGES),./suites/...) -args -ginkgo.v $(if $(SUITE_LABEL_FILTER),-ginkgo.label-filter='$(SUITE_LABEL_FILTER)') 2>&1 | tee out/suites.log || rc=$$?; \
 	echo; echo "suites: summary (full log: out/suites.log)"; \
 	awk -f tools/ci/suites-summary.awk out/suites.log || true; \
 	exit $$rc
@@ -70,13 +70,26 @@ else
 	echo; echo "reports (JSON, JUnit, HTML): out/suites/<suite>/"; exit $$rc
 endif
 
+.PHONY: scale-in
+scale-in: tools ## Verify every committed scale-in baseline and run the drift forecast's check (make test runs one scale-in, the smoke; about 20 min)
+	@$(MAKE) --no-print-directory suites SUITE_PACKAGES='./suites/baseline ./suites/explain' SUITE_LABEL_FILTER='phase:scale-in'
+
 .PHONY: accuracy
 accuracy: tools ## Run every fault scenario RUNS times (default 3) and print the confusion matrix
 	bin/nodeprint attribute --matrix --runs $(or $(RUNS),3) fixtures/scenarios/faults
 
+# Two sets: mutants.yaml (scale-out: the baselines and limit faults, matrix
+# in out/mutants/) and scale-in.yaml (the scale-in scenarios, matrix in
+# out/mutants-scale-in/). MUTANTS picks mutants of one set: name it with
+# MUTANT_SETS.
+MUTANT_SETS ?= fixtures/mutants/mutants.yaml fixtures/mutants/scale-in.yaml
 .PHONY: mutants
-mutants: tools ## Build each mutated Karpenter of fixtures/mutants/ and run the baselines and limit faults with it (MUTANTS=a,b for some); matrix in out/mutants/ (about 45 min)
-	go run ./tools/mutants -out out/mutants $(if $(MUTANTS),-mutants $(MUTANTS)) $(MUTANTS_FLAGS)
+mutants: tools ## Build each mutated Karpenter of fixtures/mutants/ and run its set's scenarios with it (MUTANTS=a,b MUTANT_SETS=<file> for some); matrices in out/mutants/ and out/mutants-scale-in/ (about 45 + 60 min)
+	@rc=0; for s in $(MUTANT_SETS); do \
+		n=$$(basename "$$s" .yaml); out=out/mutants; [[ $$n == mutants ]] || out=out/mutants-$$n; \
+		echo "mutants: $$s (matrix in $$out/)"; \
+		go run ./tools/mutants -set "$$s" -out "$$out" $(if $(MUTANTS),-mutants $(MUTANTS)) $(MUTANTS_FLAGS) || rc=$$?; \
+	done; exit $$rc
 
 # karpenter-mutant builds one mutant (tools/mutants calls it):
 #   make karpenter-mutant KARPENTER_MUTANT=name KARPENTER_MUTANT_PATCH=file

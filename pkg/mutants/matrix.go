@@ -39,10 +39,15 @@ const (
 	Unexpected Outcome = "unexpected"
 	// Errored: the scenario did not complete, or did not run at all.
 	Errored Outcome = "error"
+	// NotRun: a scenario the set says the mutant cannot change, left out
+	// on purpose (tools/mutants -affected-only). Neither a pass nor a
+	// failure: the matrix lists every one under its table.
+	NotRun Outcome = "not run"
 )
 
-// OK says whether the outcome is what the set expects.
-func (o Outcome) OK() bool { return o == Detected || o == Unaffected || o == Held }
+// OK says whether the outcome is what the set expects (a cell left out
+// on purpose is not a failure; Matrix.NotRun counts them).
+func (o Outcome) OK() bool { return o == Detected || o == Unaffected || o == Held || o == NotRun }
 
 // Cell is one scenario under one build.
 type Cell struct {
@@ -81,10 +86,52 @@ func (m *Matrix) OK() bool {
 	return !slices.ContainsFunc(m.Rows, func(r Row) bool { return !r.OK() })
 }
 
+// NotRun counts the cells left out on purpose.
+func (m *Matrix) NotRun() int {
+	n := 0
+	for _, r := range m.Rows {
+		for _, c := range r.Cells {
+			if c.Outcome == NotRun {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// Affects says whether mutant m is expected to change the set's entry: a
+// plain scenario it does not list as unaffected, a fault scenario it
+// breaks; an equivalent mutant affects none. The control affects none.
+func (s *Set) Affects(m *Mutant, entry string) bool {
+	switch {
+	case m == nil || m.Equivalent != "":
+		return false
+	case IsFault(entry):
+		return m.Breaks[ScenarioName(entry)] != ""
+	}
+	return m.Unaffected[ScenarioName(entry)] == ""
+}
+
+// Runs is the entries a build runs: every one, or with affectedOnly only
+// those a mutant affects (the control and an equivalent mutant run every
+// one: they are the checks that nothing changes).
+func (s *Set) Runs(m *Mutant, affectedOnly bool) []string {
+	if !affectedOnly || m == nil || m.Equivalent != "" {
+		return s.Scenarios
+	}
+	var out []string
+	for _, e := range s.Scenarios {
+		if s.Affects(m, e) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // Evaluate turns the report of one build's run into its row. m is nil for
 // the control. A scenario the report does not hold (the run stopped
 // before it) is an error, never a pass.
-func (s *Set) Evaluate(m *Mutant, rep *report.Report) Row {
+func (s *Set) Evaluate(m *Mutant, rep *report.Report, affectedOnly bool) Row {
 	row := Row{Mutant: Control}
 	if m != nil {
 		row.Mutant, row.Class = m.Name, m.Class
@@ -95,8 +142,14 @@ func (s *Set) Evaluate(m *Mutant, rep *report.Report) Row {
 			byName[sc.Name] = sc
 		}
 	}
+	runs := s.Runs(m, affectedOnly)
 	for _, entry := range s.Scenarios {
 		name := ScenarioName(entry)
+		if !slices.Contains(runs, entry) {
+			row.Cells = append(row.Cells, Cell{Scenario: name, Fault: IsFault(entry), Outcome: NotRun,
+				Why: "left out (-affected-only): the set says the mutant cannot change it"})
+			continue
+		}
 		sc, ok := byName[name]
 		if !ok {
 			row.Cells = append(row.Cells, Cell{Scenario: name, Outcome: Errored, Why: "no result: the run stopped before this scenario"})
@@ -183,7 +236,7 @@ func (m *Matrix) Markdown() string {
 		fmt.Fprintf(&b, " %s |", s)
 	}
 	b.WriteString("\n|---|---|" + strings.Repeat("---|", len(m.Scenarios)) + "\n")
-	var notes []string
+	var notes, notRun []string
 	for _, r := range m.Rows {
 		class := r.Class
 		if r.Mutant == Control {
@@ -192,15 +245,21 @@ func (m *Matrix) Markdown() string {
 		fmt.Fprintf(&b, "| %s | %s |", r.Mutant, class)
 		for _, c := range r.Cells {
 			fmt.Fprintf(&b, " %s |", c.short())
-			if !c.Outcome.OK() {
+			switch {
+			case c.Outcome == NotRun:
+				notRun = append(notRun, r.Mutant+" × "+c.Scenario)
+			case !c.Outcome.OK():
 				notes = append(notes, fmt.Sprintf("- **%s × %s: %s** — %s", r.Mutant, c.Scenario, c.Outcome, c.detail()))
 			}
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("\n✔ detected and attributed to L2 (the rule that decided) · – unaffected, passed · = fault still attributed as expected · ✘ not as the set expects\n")
+	b.WriteString("\n✔ detected and attributed to L2 (the rule that decided) · – unaffected, passed · = fault still attributed as expected · ○ not run (-affected-only) · ✘ not as the set expects\n")
 	if len(notes) > 0 {
 		b.WriteString("\n" + strings.Join(notes, "\n") + "\n")
+	}
+	if len(notRun) > 0 {
+		fmt.Fprintf(&b, "\n%d cell(s) not run: the set says the mutant cannot change them, and -affected-only left them out (not checked to pass): %s\n", len(notRun), strings.Join(notRun, ", "))
 	}
 	return b.String()
 }
@@ -219,6 +278,8 @@ func (c Cell) short() string {
 		return "–"
 	case Held:
 		return "="
+	case NotRun:
+		return "○"
 	default:
 		return "✘ " + string(c.Outcome)
 	}

@@ -24,8 +24,13 @@ const (
 	Kind       = "Mutants"
 )
 
-// FaultPrefix marks a fault scenario in Set.Scenarios (fixtures/scenarios/faults/).
-const FaultPrefix = "faults/"
+// Prefixes of Set.Scenarios' entries: FaultPrefix marks a fault scenario
+// (fixtures/scenarios/faults/), ScaleInPrefix a plain scenario with a
+// scale-in phase (fixtures/scenarios/scale-in/).
+const (
+	FaultPrefix   = "faults/"
+	ScaleInPrefix = "scale-in/"
+)
 
 // Set is a mutant set file.
 type Set struct {
@@ -34,9 +39,13 @@ type Set struct {
 	// Karpenter is the release the patches apply to.
 	Karpenter string `json:"karpenter"`
 	// Scenarios every mutant and the control run: names under
-	// fixtures/scenarios/, faults/<name> for a fault scenario.
+	// fixtures/scenarios/, faults/<name> for a fault scenario,
+	// scale-in/<name> for a plain one with a scale-in phase.
 	Scenarios []string `json:"scenarios"`
-	Mutants   []Mutant `json:"mutants"`
+	// AffectedOnly runs each mutant on the scenarios it affects only, as
+	// tools/mutants -affected-only does (default false: every scenario).
+	AffectedOnly bool     `json:"affectedOnly,omitempty"`
+	Mutants      []Mutant `json:"mutants"`
 
 	// Path is the file it was read from; patches are relative to it.
 	Path string `json:"-"`
@@ -66,7 +75,9 @@ type Mutant struct {
 func (s *Set) PatchPath(m Mutant) string { return filepath.Join(filepath.Dir(s.Path), m.Patch) }
 
 // ScenarioName is the scenario's metadata name for an entry of Scenarios.
-func ScenarioName(entry string) string { return strings.TrimPrefix(entry, FaultPrefix) }
+func ScenarioName(entry string) string {
+	return strings.TrimPrefix(strings.TrimPrefix(entry, FaultPrefix), ScaleInPrefix)
+}
 
 // IsFault says whether an entry of Scenarios is a fault scenario.
 func IsFault(entry string) bool { return strings.HasPrefix(entry, FaultPrefix) }
@@ -104,12 +115,12 @@ func (s *Set) validate() strictyaml.ErrorList {
 		bad("karpenter", "want the release the patches apply to, such as v1.14.1, got %q", s.Karpenter)
 	}
 	if len(s.Scenarios) == 0 {
-		bad("scenarios", "name at least one scenario under fixtures/scenarios/ (faults/<name> for a fault scenario)")
+		bad("scenarios", "name at least one scenario under fixtures/scenarios/ (faults/<name> for a fault scenario, scale-in/<name> for one with a scale-in)")
 	}
 	kinds := map[string]bool{} // scenario name → fault
 	for i, sc := range s.Scenarios {
 		if !nameRE.MatchString(ScenarioName(sc)) {
-			bad(fmt.Sprintf("scenarios[%d]", i), "%q is not a scenario name (lower-case letters, digits, dashes; faults/<name> for a fault)", sc)
+			bad(fmt.Sprintf("scenarios[%d]", i), "%q is not a scenario name (lower-case letters, digits, dashes; faults/<name> for a fault, scale-in/<name> for a scale-in)", sc)
 			continue
 		}
 		if _, dup := kinds[ScenarioName(sc)]; dup {

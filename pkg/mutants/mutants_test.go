@@ -13,26 +13,39 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/report"
 )
 
-// The committed set loads, runs scenarios that exist, and every patch is
+// The committed sets load, run scenarios that exist, and every patch is
 // a unified diff of the Karpenter module (whether it applies is the
-// mutants suite's job: it builds one).
-func TestCommittedSet(t *testing.T) {
-	s, err := Load("../../fixtures/mutants/mutants.yaml")
-	if err != nil {
-		t.Fatal(err)
+// mutants suite's job: it builds them).
+func TestCommittedSets(t *testing.T) {
+	sets, err := filepath.Glob("../../fixtures/mutants/*.yaml")
+	if err != nil || len(sets) < 2 {
+		t.Fatalf("want the scale-out and the scale-in sets, found %v (%v)", sets, err)
 	}
-	for _, sc := range s.Scenarios {
-		if _, err := os.Stat(filepath.Join("../../fixtures/scenarios", sc+".yaml")); err != nil {
-			t.Errorf("scenarios: %s: %v", sc, err)
-		}
-	}
-	for _, m := range s.Mutants {
-		b, err := os.ReadFile(s.PatchPath(m))
+	built := map[string]string{} // mutant → set: both sets build into bin/karpenter/<version>/mutants/<name>/
+	for _, path := range sets {
+		s, err := Load(path)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.HasPrefix(string(b), "--- a/") || !strings.Contains(string(b), "\n+++ b/") || !strings.Contains(string(b), "\n@@ ") {
-			t.Errorf("%s: %s is not a unified diff with a/ and b/ paths", m.Name, m.Patch)
+		for _, m := range s.Mutants {
+			if other, ok := built[m.Name]; ok {
+				t.Errorf("%s: mutant %s is also in %s: one would overwrite the other's build", path, m.Name, other)
+			}
+			built[m.Name] = path
+		}
+		for _, sc := range s.Scenarios {
+			if _, err := os.Stat(filepath.Join("../../fixtures/scenarios", sc+".yaml")); err != nil {
+				t.Errorf("%s: scenarios: %s: %v", path, sc, err)
+			}
+		}
+		for _, m := range s.Mutants {
+			b, err := os.ReadFile(s.PatchPath(m))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(string(b), "--- a/") || !strings.Contains(string(b), "\n+++ b/") || !strings.Contains(string(b), "\n@@ ") {
+				t.Errorf("%s: %s is not a unified diff with a/ and b/ paths", m.Name, m.Patch)
+			}
 		}
 	}
 }
@@ -141,7 +154,7 @@ func TestEvaluate(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			row := s.Evaluate(c.mu, &report.Report{Scenarios: c.rep})
+			row := s.Evaluate(c.mu, &report.Report{Scenarios: c.rep}, false)
 			var got []Outcome
 			for _, cell := range row.Cells {
 				got = append(got, cell.Outcome)
@@ -155,7 +168,7 @@ func TestEvaluate(t *testing.T) {
 			}
 		})
 	}
-	if row := s.Evaluate(m, nil); row.OK() || row.Cells[0].Outcome != Errored {
+	if row := s.Evaluate(m, nil, false); row.OK() || row.Cells[0].Outcome != Errored {
 		t.Fatal("a build without a report passed")
 	}
 }
@@ -164,8 +177,8 @@ func TestMarkdownNamesEveryCellThatIsNotAsExpected(t *testing.T) {
 	s := &Set{Scenarios: []string{"a", "faults/f"}}
 	m := &Mutant{Name: "m", Class: "over-provisioning", Breaks: map[string]string{"f": "limits off"}}
 	mx := &Matrix{Karpenter: "v1.14.1", Scenarios: []string{"a", "f"}, Rows: []Row{
-		s.Evaluate(nil, &report.Report{Scenarios: []report.Scenario{plain("a", report.Passed, "", ""), faulted("f", report.Passed, "r", "r")}}),
-		s.Evaluate(m, &report.Report{Scenarios: []report.Scenario{plain("a", report.Failed, "L2", "L2-karpenter-overprovisions"), faulted("f", report.Passed, "r", "r")}}),
+		s.Evaluate(nil, &report.Report{Scenarios: []report.Scenario{plain("a", report.Passed, "", ""), faulted("f", report.Passed, "r", "r")}}, false),
+		s.Evaluate(m, &report.Report{Scenarios: []report.Scenario{plain("a", report.Failed, "L2", "L2-karpenter-overprovisions"), faulted("f", report.Passed, "r", "r")}}, false),
 	}}
 	got := mx.Markdown()
 	for _, want := range []string{
@@ -180,5 +193,56 @@ func TestMarkdownNamesEveryCellThatIsNotAsExpected(t *testing.T) {
 	}
 	if mx.OK() {
 		t.Fatal("a matrix with a missed cell is OK")
+	}
+}
+
+// A scale-in entry is a plain scenario named without its directory: a
+// mutant may list it under unaffected, never under breaks.
+func TestScaleInEntriesArePlain(t *testing.T) {
+	const h = "apiVersion: nodeprint.dev/v1alpha1\nkind: Mutants\nkarpenter: v1.14.1\nscenarios: [scale-in/drift-one-at-a-time]\n"
+	s, err := Load(writeSet(t, h+"mutants:\n- {name: a, class: c, description: d, patch: p.patch, unaffected: {drift-one-at-a-time: x}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ScenarioName(s.Scenarios[0]); got != "drift-one-at-a-time" || IsFault(s.Scenarios[0]) {
+		t.Fatalf("ScenarioName %q, fault %v; want drift-one-at-a-time, plain", got, IsFault(s.Scenarios[0]))
+	}
+	_, err = Load(writeSet(t, h+"mutants:\n- {name: a, class: c, description: d, patch: p.patch, breaks: {drift-one-at-a-time: x}}\n"))
+	if err == nil || !strings.Contains(err.Error(), "breaks.drift-one-at-a-time: not a fault scenario") {
+		t.Fatalf("error %v, want breaks refused for a scale-in scenario", err)
+	}
+}
+
+// -affected-only: a mutant runs only the scenarios the set says it
+// changes; the others are "not run", listed, and neither pass nor fail.
+// The control runs every scenario.
+func TestAffectedOnly(t *testing.T) {
+	const h = "apiVersion: nodeprint.dev/v1alpha1\nkind: Mutants\nkarpenter: v1.14.1\nscenarios: [scale-in/a, scale-in/b, faults/f]\n"
+	s, err := Load(writeSet(t, h+"mutants:\n- {name: m, class: c, description: d, patch: p.patch, unaffected: {b: the reason}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &s.Mutants[0]
+	if diff := cmp.Diff([]string{"scale-in/a"}, s.Runs(m, true)); diff != "" {
+		t.Fatalf("runs (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(s.Scenarios, s.Runs(nil, true)); diff != "" {
+		t.Fatalf("the control's runs (-want +got):\n%s", diff)
+	}
+	row := s.Evaluate(m, &report.Report{Scenarios: []report.Scenario{plain("a", report.Failed, "L2", "L2-karpenter-change")}}, true)
+	var got []Outcome
+	for _, c := range row.Cells {
+		got = append(got, c.Outcome)
+	}
+	if diff := cmp.Diff([]Outcome{Detected, NotRun, NotRun}, got); diff != "" {
+		t.Fatalf("outcomes (-want +got):\n%s", diff)
+	}
+	mx := &Matrix{Scenarios: []string{"a", "b", "f"}, Rows: []Row{row}}
+	if !mx.OK() || mx.NotRun() != 2 || !strings.Contains(mx.Markdown(), "2 cell(s) not run") {
+		t.Fatalf("matrix OK %v, not run %d:\n%s", mx.OK(), mx.NotRun(), mx.Markdown())
+	}
+	// Without -affected-only the same report misses b and f: errors.
+	if row := s.Evaluate(m, &report.Report{Scenarios: []report.Scenario{plain("a", report.Failed, "L2", "L2-karpenter-change")}}, false); row.OK() {
+		t.Fatalf("scenarios missing from a full run must be errors: %+v", row)
 	}
 }

@@ -29,10 +29,12 @@ var _ = DescribeTable("the committed baseline",
 )
 
 // Scale-in: what Karpenter removes after the scale-out, decision by
-// decision, against the committed baseline (docs/scale-in.md).
+// decision, against the committed baseline (docs/scale-in.md). make test
+// runs empty-nodes-one-at-a-time, the smoke (budgets and decisions); make
+// e2e and make scale-in every one.
 var _ = DescribeTable("the committed scale-in baseline",
 	verifyOrRecord,
-	suitekit.ScenarioEntries(repo.Layout.ScaleInScenarios, Label("phase:scale-in"), SpecTimeout(20*time.Minute)),
+	suitekit.ScaleInEntries(repo.Layout.ScaleInScenarios, "empty-nodes-one-at-a-time", Label("phase:scale-in"), SpecTimeout(20*time.Minute)),
 )
 
 // The smoke of make sensitivity: a known slowdown of the candidate arm is

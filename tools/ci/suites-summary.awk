@@ -11,6 +11,8 @@ inblock {
 	next
 }
 /^ *\[(FAILED|PANICKED|TIMEDOUT|INTERRUPTED)\] / && $0 !~ /^ *\[[A-Z]+\] \[/ { inblock = 1; lines = 0; block = $0; next }
+# Specs a label filter left out are counted here (Ginkgo's "Ran 3 of 5 Specs").
+/^Ran [0-9]+ of [0-9]+ Specs/ { results[++nresults] = $0; next }
 /^(ok|FAIL|--- FAIL|panic:)/ || /^ *\[(FAIL|PANICKED|TIMEDOUT|INTERRUPTED)\]/ { if (!seen[$0]++) results[++nresults] = $0 }
 END {
 	for (i = 1; i <= nresults; i++) print results[i]

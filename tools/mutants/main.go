@@ -41,6 +41,7 @@ type config struct {
 	only      []string
 	scenarios []string
 	control   bool
+	affected  bool
 	keep      bool
 	buildOnly bool
 	out       string
@@ -54,6 +55,7 @@ func main() {
 	flag.StringVar(&only, "mutants", "", "comma-separated mutants to run (default: all of the set)")
 	flag.StringVar(&scenarios, "scenarios", "", "comma-separated scenarios to run, a subset of the set's (default: all of them)")
 	flag.BoolVar(&c.control, "control", true, "also run the unmutated build, which must pass every scenario")
+	flag.BoolVar(&c.affected, "affected-only", false, "run each mutant only on the scenarios the set says it changes (plain ones not under unaffected, faults under breaks); the others read \"not run\" and are listed under the matrix. An unaffected scenario under another Karpenter build runs its paired timing test to the cap of pairs (16 pairs, 32 runs), which a scale-in scenario takes hours for")
 	flag.BoolVar(&c.buildOnly, "build-only", false, "build the mutants (their patches must apply and compile against the pinned module) and run nothing")
 	flag.BoolVar(&c.keep, "keep", false, "keep the rows of -out's matrix.json for the builds not run this time (re-run one mutant of a finished matrix)")
 	flag.StringVar(&c.out, "out", repo.Out("mutants"), "directory for each build's report and log, matrix.md and matrix.json")
@@ -101,6 +103,7 @@ func run(ctx context.Context, c config, stdout, stderr io.Writer) int {
 	for _, sc := range set.Scenarios {
 		m.Scenarios = append(m.Scenarios, mutants.ScenarioName(sc))
 	}
+	c.affected = c.affected || set.AffectedOnly
 	var broken []string
 	builds := append([]*mutants.Mutant{}, pointers(selected)...)
 	if c.control {
@@ -112,12 +115,12 @@ func run(ctx context.Context, c config, stdout, stderr io.Writer) int {
 			name = mu.Name
 		}
 		logf("build %d of %d: %s", i+1, len(builds), name)
-		rep, err := runBuild(ctx, tc, set, mu, filepath.Join(c.out, name), c.timeout, logf)
+		rep, err := runBuild(ctx, tc, set, mu, set.Runs(mu, c.affected), filepath.Join(c.out, name), c.timeout, logf)
 		if err != nil {
 			logf("%s: %v", name, err)
 			broken = append(broken, name)
 		}
-		row := set.Evaluate(mu, rep)
+		row := set.Evaluate(mu, rep, c.affected)
 		m.Rows = append(m.Rows, row)
 		logf("%s: %s", name, rowSummary(row))
 		if ctx.Err() != nil {
@@ -187,7 +190,7 @@ func load(c config) (*toolchain.Toolchain, *mutants.Set, []mutants.Mutant, error
 
 // runBuild builds the mutant (nil: the control needs no build) and runs
 // the set's scenarios with it; the report is nil when none was written.
-func runBuild(ctx context.Context, tc *toolchain.Toolchain, set *mutants.Set, mu *mutants.Mutant, dir string, timeout time.Duration,
+func runBuild(ctx context.Context, tc *toolchain.Toolchain, set *mutants.Set, mu *mutants.Mutant, scenarios []string, dir string, timeout time.Duration,
 	logf func(string, ...any)) (*report.Report, error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, err
@@ -208,12 +211,16 @@ func runBuild(ctx context.Context, tc *toolchain.Toolchain, set *mutants.Set, mu
 		}
 		args = append(args, "--karpenter-binary", tc.MutantBinary(mu.Name))
 	}
-	for _, sc := range set.Scenarios {
+	if len(scenarios) == 0 {
+		logf("no scenario to run: the set says the build changes none of them")
+		return &report.Report{}, nil
+	}
+	for _, sc := range scenarios {
 		args = append(args, repo.At(tc.Root).Scenario(sc))
 	}
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	logf("running %d scenario(s) (log: %s)", len(set.Scenarios), log.Name())
+	logf("running %d scenario(s) (log: %s)", len(scenarios), log.Name())
 	cmd := interruptible(rctx, filepath.Join(tc.Bin, "nodeprint"), args...)
 	cmd.Dir, cmd.Stdout, cmd.Stderr = tc.Root, log, log
 	err = cmd.Run()
@@ -300,7 +307,7 @@ func rowSummary(r mutants.Row) string {
 		counts[c.Outcome]++
 	}
 	var parts []string
-	for _, o := range []mutants.Outcome{mutants.Detected, mutants.Unaffected, mutants.Held, mutants.Missed, mutants.Misattributed, mutants.Unexpected, mutants.Errored} {
+	for _, o := range []mutants.Outcome{mutants.Detected, mutants.Unaffected, mutants.Held, mutants.NotRun, mutants.Missed, mutants.Misattributed, mutants.Unexpected, mutants.Errored} {
 		if counts[o] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[o], o))
 		}

@@ -31,6 +31,25 @@ func ScenarioEntries(dir func(repo.Layout) string, decorators ...any) []TableEnt
 	return scenarioEntries(dir, func(*scenario.Scenario) []string { return nil }, decorators)
 }
 
+// Labels of the scale-in scenarios' entries: make test runs the smoke and
+// filters the catalog out (a scale-in runs for minutes); make e2e and make
+// scale-in run them all.
+const (
+	ScaleInSmoke   = "scale-in:smoke"
+	ScaleInCatalog = "scale-in:catalog"
+)
+
+// ScaleInEntries are ScenarioEntries for the scale-in scenarios of dir:
+// the one named smoke is labelled ScaleInSmoke, the others ScaleInCatalog.
+func ScaleInEntries(dir func(repo.Layout) string, smoke string, decorators ...any) []TableEntry {
+	return scenarioEntries(dir, func(s *scenario.Scenario) []string {
+		if s.Metadata.Name == smoke {
+			return []string{ScaleInSmoke}
+		}
+		return []string{ScaleInCatalog}
+	}, decorators)
+}
+
 // scenarioEntries is ScenarioEntries with more labels per scenario.
 func scenarioEntries(dirOf func(repo.Layout) string, labels func(*scenario.Scenario) []string, decorators []any) []TableEntry {
 	tc, err := toolchain.Find()
