@@ -19,6 +19,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -27,6 +28,7 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/report"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
+	"github.com/nodeprint/nodeprint/pkg/verify"
 )
 
 const (
@@ -46,6 +48,7 @@ type config struct {
 	buildOnly bool
 	out       string
 	timeout   time.Duration
+	maxPairs  int
 }
 
 func main() {
@@ -60,6 +63,7 @@ func main() {
 	flag.BoolVar(&c.keep, "keep", false, "keep the rows of -out's matrix.json for the builds not run this time (re-run one mutant of a finished matrix)")
 	flag.StringVar(&c.out, "out", repo.Out("mutants"), "directory for each build's report and log, matrix.md and matrix.json")
 	flag.DurationVar(&c.timeout, "timeout", time.Hour, "bound of one build's run of the scenarios")
+	flag.IntVar(&c.maxPairs, "max-pairs", verify.DefaultMaxPairs, "the most reference/candidate pairs a mutant's paired timing test may run on a scenario (nodeprint run --max-pairs); the default is run's")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "mutants: unexpected arguments %v (see -h)\n", flag.Args())
@@ -115,7 +119,7 @@ func run(ctx context.Context, c config, stdout, stderr io.Writer) int {
 			name = mu.Name
 		}
 		logf("build %d of %d: %s", i+1, len(builds), name)
-		rep, err := runBuild(ctx, tc, set, mu, set.Runs(mu, c.affected), filepath.Join(c.out, name), c.timeout, logf)
+		rep, err := runBuild(ctx, tc, set, mu, set.Runs(mu, c.affected), filepath.Join(c.out, name), c, logf)
 		if err != nil {
 			logf("%s: %v", name, err)
 			broken = append(broken, name)
@@ -161,6 +165,9 @@ func pointers(ms []mutants.Mutant) []*mutants.Mutant {
 // a set for another Karpenter than the pinned one is refused (its patches
 // are against another module).
 func load(c config) (*toolchain.Toolchain, *mutants.Set, []mutants.Mutant, error) {
+	if c.maxPairs < 1 {
+		return nil, nil, nil, fmt.Errorf("-max-pairs %d: want at least 1 pair (default %d)", c.maxPairs, verify.DefaultMaxPairs)
+	}
 	tc, err := toolchain.Find()
 	if err != nil {
 		return nil, nil, nil, err
@@ -190,7 +197,7 @@ func load(c config) (*toolchain.Toolchain, *mutants.Set, []mutants.Mutant, error
 
 // runBuild builds the mutant (nil: the control needs no build) and runs
 // the set's scenarios with it; the report is nil when none was written.
-func runBuild(ctx context.Context, tc *toolchain.Toolchain, set *mutants.Set, mu *mutants.Mutant, scenarios []string, dir string, timeout time.Duration,
+func runBuild(ctx context.Context, tc *toolchain.Toolchain, set *mutants.Set, mu *mutants.Mutant, scenarios []string, dir string, c config,
 	logf func(string, ...any)) (*report.Report, error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, err
@@ -209,7 +216,7 @@ func runBuild(ctx context.Context, tc *toolchain.Toolchain, set *mutants.Set, mu
 		if err := build(ctx, tc, set, *mu, log); err != nil {
 			return nil, err
 		}
-		args = append(args, "--karpenter-binary", tc.MutantBinary(mu.Name))
+		args = append(args, "--karpenter-binary", tc.MutantBinary(mu.Name), "--max-pairs", strconv.Itoa(c.maxPairs))
 	}
 	if len(scenarios) == 0 {
 		logf("no scenario to run: the set says the build changes none of them")
@@ -218,7 +225,7 @@ func runBuild(ctx context.Context, tc *toolchain.Toolchain, set *mutants.Set, mu
 	for _, sc := range scenarios {
 		args = append(args, repo.At(tc.Root).Scenario(sc))
 	}
-	rctx, cancel := context.WithTimeout(ctx, timeout)
+	rctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	logf("running %d scenario(s) (log: %s)", len(scenarios), log.Name())
 	cmd := interruptible(rctx, filepath.Join(tc.Bin, "nodeprint"), args...)
@@ -231,7 +238,7 @@ func runBuild(ctx context.Context, tc *toolchain.Toolchain, set *mutants.Set, mu
 	case errors.As(err, &ee) && ee.ExitCode() == exitUsage:
 		return nil, fmt.Errorf("nodeprint refused the run (exit 2): see %s", log.Name())
 	case rctx.Err() == context.DeadlineExceeded:
-		err = fmt.Errorf("the run did not finish within %s (-timeout): see %s", timeout, log.Name())
+		err = fmt.Errorf("the run did not finish within %s (-timeout): see %s", c.timeout, log.Name())
 	case err != nil:
 		err = fmt.Errorf("the run failed (%v): see %s", err, log.Name())
 	}
