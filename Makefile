@@ -71,8 +71,8 @@ else
 endif
 
 .PHONY: scale-in
-scale-in: tools ## Verify every committed scale-in baseline and run the drift forecast's check (make test runs one scale-in, the smoke; about 20 min)
-	@$(MAKE) --no-print-directory suites SUITE_PACKAGES='./suites/baseline ./suites/explain' SUITE_LABEL_FILTER='phase:scale-in'
+scale-in: tools ## Verify every committed scale-in baseline, attribute the scale-in fault scenarios and run the drift forecast's check (make test runs one scale-in, the smoke; about 30 min)
+	@$(MAKE) --no-print-directory suites SUITE_PACKAGES='./suites/baseline ./suites/explain ./suites/faults' SUITE_LABEL_FILTER='phase:scale-in'
 
 .PHONY: accuracy
 accuracy: tools ## Run every fault scenario RUNS times (default 3) and print the confusion matrix

@@ -153,6 +153,7 @@ func TestEveryRuleDecidesItsOwnPattern(t *testing.T) {
 		{"L3-workload-change", func(in *Input) {
 			changeInputs(in, func(x *inputs.Inputs) { x.Workloads["web"] = inputs.Workload{Replicas: 8} })
 		}},
+		{"L3-drain-held", func(in *Input) { drainHeld(in, 3) }},
 		{"L3-cpu-saturation", func(in *Input) {
 			in.Facts.PodUsage = map[string]corev1.ResourceList{"p1": {corev1.ResourceCPU: resource.MustParse("4")}}
 		}},
@@ -180,6 +181,44 @@ func TestEveryRuleDecidesItsOwnPattern(t *testing.T) {
 		if !covered[r.ID] {
 			t.Errorf("rule %s has no case here", r.ID)
 		}
+	}
+}
+
+// drainHeld is a scale-in under unchanged inputs that removed nothing
+// where every baseline run removed baselineRemoved drifted NodeClaims,
+// with Karpenter's word that a do-not-disrupt pod held two of them.
+func drainHeld(in *Input, baselineRemoved int) {
+	changeInputs(in, func(*inputs.Inputs) {})
+	in.Baseline.Disruption = &fingerprint.BaselineDisruption{Runs: []fingerprint.DisruptionRun{
+		{Outcome: observe.Settled, Disrupted: map[string]int{"Drifted": baselineRemoved}},
+		{Outcome: observe.Settled, Disrupted: map[string]int{"Drifted": baselineRemoved}},
+	}}
+	msg := `Pod has "karpenter.sh/do-not-disrupt" annotation (Pod=s/web-1)`
+	in.Observed.Disruption = &fingerprint.Disruption{Outcome: observe.Settled, Disrupted: map[string]int{}, Held: []fingerprint.Hold{
+		{NodeClaim: "c-n1", By: fingerprint.HeldByPod, Message: msg}, {NodeClaim: "c-n2", By: fingerprint.HeldByPod, Message: msg}}}
+}
+
+// A hold is the application's only when it cost the scale-in something
+// and Karpenter is the baseline's: the pods that held a baseline run as
+// much are its normal, and another Karpenter's hold is that build's change.
+func TestDrainHeldNeedsFewerRemovalsUnderTheSameKarpenter(t *testing.T) {
+	in := healthy()
+	drainHeld(in, 0)
+	in.Diff = &diff.Diff{}
+	if v := classify(t, in); v.Rule == "L3-drain-held" {
+		t.Errorf("held pods where the baseline removed nothing either: %s", v.Summary())
+	}
+	in = healthy()
+	drainHeld(in, 3)
+	in.Inputs.Karpenter.Version = "v1.15.0"
+	if v := classify(t, in); v.Rule != "L2-karpenter-change" {
+		t.Errorf("held under another Karpenter: %s, want L2-karpenter-change", v.Summary())
+	}
+	in = healthy()
+	drainHeld(in, 3)
+	in.Observed.Disruption.Held = nil
+	if v := classify(t, in); v.Rule == "L3-drain-held" {
+		t.Errorf("fewer removals without Karpenter naming a pod: %s", v.Summary())
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	"sigs.k8s.io/karpenter/pkg/utils/resources"
 
+	"github.com/nodeprint/nodeprint/pkg/fingerprint"
 	"github.com/nodeprint/nodeprint/pkg/inputs"
 	"github.com/nodeprint/nodeprint/pkg/kube"
 	"github.com/nodeprint/nodeprint/pkg/observe"
@@ -379,8 +380,8 @@ var signalDefs = []SignalDef{
 		}},
 	{ID: "disruption.overBudget", Help: "scale-in decisions after which more of the NodePool's NodeClaims were being removed at once than its disruption budget for their reason allowed then (Karpenter's own arithmetic)",
 		compute: func(in *Input) (float64, bool, string) {
-			d := in.Observed.Disruption
-			if d == nil || d.Skipped != "" {
+			d := scaleIn(in)
+			if d == nil {
 				return 0, false, "no scale-in ran"
 			}
 			var over []string
@@ -390,6 +391,34 @@ var signalDefs = []SignalDef{
 				}
 			}
 			return float64(len(over)), true, strings.Join(over, "; ")
+		}},
+	{ID: "disruption.heldByApplication", Help: "the run's NodeClaims Karpenter said during the scale-in it could not disrupt because of a pod on them: one annotated karpenter.sh/do-not-disrupt, or a PodDisruptionBudget that allows no eviction (its DisruptionBlocked events; a node's own annotation is not counted)",
+		compute: func(in *Input) (float64, bool, string) {
+			d := scaleIn(in)
+			if d == nil {
+				return 0, false, "no scale-in ran"
+			}
+			var hit []string
+			for _, h := range d.Held {
+				hit = append(hit, fmt.Sprintf("%s held by a %s: %q", h.NodeClaim, h.By, h.Message))
+			}
+			return float64(len(hit)), true, strings.Join(hit, "; ")
+		}},
+	{ID: "disruption.fewerRemoved", Help: "how many fewer NodeClaims the scale-in removed than the fewest any baseline run's scale-in removed",
+		compute: func(in *Input) (float64, bool, string) {
+			d := scaleIn(in)
+			if d == nil {
+				return 0, false, "no scale-in ran"
+			}
+			if in.Baseline == nil || in.Baseline.Disruption == nil || len(in.Baseline.Disruption.Runs) == 0 {
+				return 0, false, "no baseline scale-in"
+			}
+			least := math.MaxInt
+			for _, r := range in.Baseline.Disruption.Runs {
+				least = min(least, sumCounts(r.Disrupted))
+			}
+			got := sumCounts(d.Disrupted)
+			return float64(least - got), true, fmt.Sprintf("%d NodeClaim(s) removed against at least %d in every baseline run", got, least)
 		}},
 	{ID: "pods.pending", Help: "the run's pods not scheduled at the end",
 		compute: func(in *Input) (float64, bool, string) {
@@ -756,4 +785,21 @@ func changed(in *Input, k inputs.Kind) (float64, bool, string) {
 		return 0, true, ""
 	}
 	return 1, true, inputs.Summary(c, 3)
+}
+
+// sumCounts adds up a count per key (NodeClaims removed per reason).
+func sumCounts(m map[string]int) int {
+	n := 0
+	for _, v := range m {
+		n += v
+	}
+	return n
+}
+
+// scaleIn is the run's scale-in, nil when none ran.
+func scaleIn(in *Input) *fingerprint.Disruption {
+	if d := in.Observed.Disruption; d != nil && d.Skipped == "" {
+		return d
+	}
+	return nil
 }

@@ -49,7 +49,7 @@ func validate(f *scenario.Fault) []string {
 }
 
 func TestCatalogIsComplete(t *testing.T) {
-	want := []string{"apiserver-degraded", "capacity-shortage", "consolidation-churn", "cpu-spike", "crash-loop", "image-pull-failure",
+	want := []string{"apiserver-degraded", "capacity-shortage", "consolidation-churn", "cpu-spike", "crash-loop", "do-not-disrupt", "image-pull-failure",
 		"memory-leak", "missing-nodeclass", "node-not-ready", "nodepool-limits", "nodepool-mismatch", "oversized-requests", "registration-blocked", "slow-boot"}
 	var got []string
 	for _, d := range Catalog() {
@@ -169,6 +169,29 @@ func TestMemoryLeakRampsToTheLimitAndRestores(t *testing.T) {
 	}
 	if err := inj.Restore(context.Background()); err != nil {
 		t.Fatalf("a second restore must be a no-op: %v", err)
+	}
+	if left, _ := Leftovers(context.Background(), tg.Client); len(left) != 0 {
+		t.Errorf("after restore: %v", left)
+	}
+}
+
+// do-not-disrupt is the pod-level opt-out Karpenter reads, on the
+// workload's pod template only, and it refuses a scenario that removes no
+// node, where it could not show.
+func TestDoNotDisruptAnnotatesTheWorkloadOfAScaleIn(t *testing.T) {
+	tg := target(t)
+	tg.Scenario = &scenario.Scenario{}
+	if _, err := New(&scenario.Fault{Name: "do-not-disrupt"}, tg); err == nil || !strings.Contains(err.Error(), "scaleIn") {
+		t.Errorf("a scenario without scaleIn: got %v", err)
+	}
+	tg.Scenario.Spec.ScaleIn = &scenario.ScaleIn{}
+	inj := inject(t, tg, scenario.Fault{Name: "do-not-disrupt"})
+	tpl := tg.Deployments[0].Spec.Template
+	if tpl.Annotations["karpenter.sh/do-not-disrupt"] != "true" || tpl.Labels[Label] != "do-not-disrupt" {
+		t.Errorf("pod template: annotations %v, labels %v", tpl.Annotations, tpl.Labels)
+	}
+	if err := inj.Restore(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 	if left, _ := Leftovers(context.Background(), tg.Client); len(left) != 0 {
 		t.Errorf("after restore: %v", left)

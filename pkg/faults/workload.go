@@ -64,6 +64,15 @@ func init() {
 		},
 	})
 	register(&Definition{
+		Name: "do-not-disrupt", Layer: L3,
+		Summary: "A workload revision annotates its pods karpenter.sh/do-not-disrupt: Karpenter may not voluntarily disrupt " +
+			"the nodes they run on, so a scale-in's drift, consolidation or expiry of those nodes waits (needs a scenario with scaleIn).",
+		Params: []Param{
+			{Name: "workload", Kind: String, Help: "the workload (default: the first)"},
+		},
+		new: func(v Values, t *Target) (Injector, error) { return newDoNotDisrupt(v, t) },
+	})
+	register(&Definition{
 		Name: "image-pull-failure", Layer: L3,
 		Summary: "A workload revision names an image that cannot be pulled: containers stay waiting in " +
 			"ErrImagePull/ImagePullBackOff (a KWOK pod stage of the fault's own, selecting the pods that name that image).",
@@ -239,6 +248,39 @@ func (o *oversized) Inject(context.Context) error {
 
 func (o *oversized) Restore(context.Context) error { return nil }
 func (o *oversized) MinObserve() time.Duration     { return 15 * time.Second }
+
+// DoNotDisruptAnnotation is Karpenter's pod-level opt-out of voluntary
+// disruption (karpenter.sh/do-not-disrupt).
+const DoNotDisruptAnnotation = "karpenter.sh/do-not-disrupt"
+
+type doNotDisrupt struct {
+	base
+	d *appsv1.Deployment
+}
+
+func newDoNotDisrupt(v Values, t *Target) (Injector, error) {
+	def, _ := Lookup("do-not-disrupt")
+	if t.Scenario == nil || t.Scenario.Spec.ScaleIn == nil {
+		return nil, fmt.Errorf("the scenario has no scaleIn: pods that may not be disrupted only show when Karpenter removes nodes (add scaleIn steps that drift, consolidate or expire them)")
+	}
+	d, err := deployment(v, t)
+	if err != nil {
+		return nil, err
+	}
+	return &doNotDisrupt{base: base{def, v, t}, d: d}, nil
+}
+
+func (n *doNotDisrupt) Inject(context.Context) error {
+	n.markPods(n.d)
+	n.d.Spec.Template.Annotations[DoNotDisruptAnnotation] = "true"
+	return nil
+}
+
+func (n *doNotDisrupt) Restore(context.Context) error { return nil }
+
+// MinObserve: the hold shows in the scale-in, which waits for its own
+// quiet period after the scale-out.
+func (n *doNotDisrupt) MinObserve() time.Duration { return 15 * time.Second }
 
 // stagedWorkload marks a workload's pods for a pod stage of the fault's own.
 type stagedWorkload struct {

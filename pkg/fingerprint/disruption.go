@@ -62,7 +62,29 @@ type Disruption struct {
 	KarpenterRemoved map[string]int `json:"karpenterRemoved,omitempty"`
 	// Timeline is the nodes and their hourly cost at every change.
 	Timeline []Point `json:"timeline,omitempty"`
+	// Held are the NodeClaims Karpenter said it could not disrupt during
+	// the scale-in because of a pod on them, in name order.
+	Held []Hold `json:"held,omitempty"`
 }
+
+// Hold is one NodeClaim Karpenter refused to disrupt for a pod's sake
+// (its DisruptionBlocked event): a pod annotated karpenter.sh/do-not-disrupt
+// or a PodDisruptionBudget that allows no eviction. Both are the
+// application's own objects; a node's own do-not-disrupt annotation, or
+// a node that is not ready, is not a Hold.
+type Hold struct {
+	NodeClaim string `json:"nodeClaim"`
+	// By is HeldByPod or HeldByPDB.
+	By string `json:"by"`
+	// Message is Karpenter's, naming the pod or the budget.
+	Message string `json:"message"`
+}
+
+// What held a NodeClaim (Hold.By).
+const (
+	HeldByPod = "do-not-disrupt pod"
+	HeldByPDB = "PodDisruptionBudget"
+)
 
 // NoReason is Disruption.Disrupted's key for a NodeClaim removed without
 // a disruption event.
@@ -108,6 +130,7 @@ const (
 	terminatingPrefix = "Disrupting NodeClaim: "
 	launchingReason   = "DisruptionLaunching"
 	launchingPrefix   = "Launching NodeClaim: "
+	blockedReason     = "DisruptionBlocked"
 	// together is how close in time two NodeClaims' removals for one
 	// reason are to count as one command: Karpenter deletes a command's
 	// candidates in parallel, and events have one-second timestamps.
@@ -152,7 +175,54 @@ func ComputeDisruption(ob *observe.Observation, cat *catalog.Catalog, np *karpv1
 	if n := len(d.Timeline); n > 0 {
 		d.SteadyAfter = d.Timeline[n-1].At
 	}
+	d.Held = held(ob, start)
 	return d, nil
+}
+
+// held reads Karpenter's DisruptionBlocked events on the NodeClaims still
+// there when the scale-in began (start) for the pod-level holds
+// (state.StateNode's ValidatePodsDisruptable: `Pod has
+// "karpenter.sh/do-not-disrupt" annotation (Pod=…)`, `Pdb prevents pod
+// evictions (PodDisruptionBudget=[…])`, `Eviction does not support
+// multiple PDBs`), one per NodeClaim, the latest message kept. Events from
+// before start count: Karpenter checks every node in each disruption pass
+// and publishes a hold once per NodeClaim every 2 minutes (its recorder's
+// dedupe), so pods held since the scale-out are reported then.
+func held(ob *observe.Observation, start time.Time) []Hold {
+	type latest struct {
+		Hold
+		at time.Time
+	}
+	by := map[string]latest{}
+	for _, e := range ob.Events {
+		name := strings.TrimPrefix(e.Object, "NodeClaim/")
+		c := ob.NodeClaims[name]
+		if e.Kind != "NodeClaim" || e.Reason != blockedReason || c == nil || (!c.Deleted.IsZero() && c.Deleted.Before(start.Add(-time.Second))) {
+			continue
+		}
+		h := Hold{NodeClaim: name, By: holdBy(e.Message), Message: e.Message}
+		if prev, ok := by[h.NodeClaim]; h.By != "" && (!ok || !e.Time.Before(prev.at)) {
+			by[h.NodeClaim] = latest{h, e.Time}
+		}
+	}
+	var out []Hold
+	for _, name := range slices.Sorted(maps.Keys(by)) {
+		out = append(out, by[name].Hold)
+	}
+	return out
+}
+
+// holdBy is what a DisruptionBlocked message blames: HeldByPod, HeldByPDB
+// or "" (the node itself, its NodePool, a pending pod's nomination).
+func holdBy(msg string) string {
+	m := strings.ToLower(msg)
+	switch {
+	case strings.HasPrefix(m, "pod has") && strings.Contains(m, "do-not-disrupt"):
+		return HeldByPod
+	case strings.Contains(m, "pdb"):
+		return HeldByPDB
+	}
+	return ""
 }
 
 type claimEvent struct {

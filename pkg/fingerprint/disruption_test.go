@@ -114,3 +114,39 @@ func TestDisruptionDecisionsApartAndBudgetWindow(t *testing.T) {
 func ptrDuration(d time.Duration) *metav1.Duration { return &metav1.Duration{Duration: d} }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// Karpenter's DisruptionBlocked events as v1.14 words them: a pod's
+// do-not-disrupt annotation and a PodDisruptionBudget hold their
+// NodeClaims, also when reported before the scale-in (Karpenter repeats a
+// hold every 2 minutes only); the node's own annotation, a nomination, an
+// event on the Node and a NodeClaim gone before the scale-in do not.
+func TestDisruptionHeld(t *testing.T) {
+	t0 := time.Date(2026, 12, 5, 9, 0, 0, 0, time.UTC)
+	ob := scaleInObservation(t0)
+	blocked := func(s float64, kind, obj, msg string) observe.EventRecord {
+		return observe.EventRecord{Time: t0.Add(time.Duration(s) * time.Second), Reason: "DisruptionBlocked", Kind: kind, Object: kind + "/" + obj, Message: msg}
+	}
+	pod := `Pod has "karpenter.sh/do-not-disrupt" annotation (Pod=run-1/web-7d9f-abcde)`
+	ob.NodeClaims["gone"] = &observe.NodeClaimRecord{Name: "gone", Created: t0.Add(-100 * time.Second), Deleted: t0.Add(-50 * time.Second), Gone: t0.Add(-49 * time.Second)}
+	ob.Events = append(ob.Events,
+		blocked(-60, "NodeClaim", "d", pod), // reported in the scale-out, held since
+		blocked(-60, "NodeClaim", "gone", pod),
+		blocked(5, "Node", "node-d", pod),
+		blocked(6, "NodeClaim", "r", `Pdb prevents pod evictions (PodDisruptionBudget=[run-1/web])`),
+		blocked(7, "NodeClaim", "a", `Disruption is blocked through the "karpenter.sh/do-not-disrupt" annotation`),
+		blocked(8, "NodeClaim", "b", "Node is nominated for a pending pod"),
+		blocked(9, "NodeClaim", "f", "Eviction does not support multiple PDBs (PodDisruptionBudget(s)=[run-1/a run-1/b])"),
+	)
+	d, err := ComputeDisruption(ob, nil, &karpv1.NodePool{}, t0, []time.Time{t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Hold{
+		{NodeClaim: "d", By: HeldByPod, Message: pod},
+		{NodeClaim: "f", By: HeldByPDB, Message: "Eviction does not support multiple PDBs (PodDisruptionBudget(s)=[run-1/a run-1/b])"},
+		{NodeClaim: "r", By: HeldByPDB, Message: "Pdb prevents pod evictions (PodDisruptionBudget=[run-1/web])"},
+	}
+	if diff := cmp.Diff(want, d.Held); diff != "" {
+		t.Fatalf("held (-want +got):\n%s", diff)
+	}
+}

@@ -463,5 +463,8 @@ func (s *Scenario) ScaleInLines() []string {
 		}
 		out = append(out, line+fmt.Sprintf("; %d disrupting, %s; %d pod(s) evicted", x.Disrupting, budget, x.Evicted))
 	}
+	for _, h := range d.Held {
+		out = append(out, fmt.Sprintf("  held by a %s: %s (NodeClaim %s)", h.By, h.Message, h.NodeClaim))
+	}
 	return out
 }

@@ -418,3 +418,14 @@ func TestScaleInLinesPlaceDecisionsAmongSteps(t *testing.T) {
 		t.Fatalf("a scale-in of one step names no step: %q", got[1])
 	}
 }
+
+// A NodeClaim a pod held is its own line, with Karpenter's words.
+func TestScaleInLinesNameWhatHeldANode(t *testing.T) {
+	msg := `Pod has "karpenter.sh/do-not-disrupt" annotation (Pod=run-1/web-0)`
+	sc := report.Scenario{Observed: &fingerprint.Fingerprint{Disruption: &fingerprint.Disruption{Outcome: observe.Settled,
+		Held: []fingerprint.Hold{{NodeClaim: "run-1-abc", By: fingerprint.HeldByPod, Message: msg}}}}}
+	want := "  held by a do-not-disrupt pod: " + msg + " (NodeClaim run-1-abc)"
+	if got := sc.ScaleInLines(); len(got) != 2 || got[1] != want {
+		t.Fatalf("lines %q, want the hold as %q", got, want)
+	}
+}

@@ -173,9 +173,6 @@ func validateScaleIn(s *Scenario, add func(field, msg string, args ...any)) {
 		return
 	}
 	const f = "spec.scaleIn"
-	if s.Spec.Fault != nil {
-		add(f, "a fault scenario has no scale-in phase yet: run the scale-in in a scenario of its own")
-	}
 	switch n := len(si.Steps); {
 	case n == 0:
 		add(f+".steps", "at least one step is needed (scale a workload down, or remove it)")

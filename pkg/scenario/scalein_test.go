@@ -88,7 +88,6 @@ func TestScaleInBadInput(t *testing.T) {
 		{"bad schedule", `nodes: "50%"`, `nodes: "0"` + "\n        schedule: \"at nine\"\n        duration: 1h", `spec.policy.disruption.budgets[0].schedule: "at nine" is not a cron schedule`},
 		{"bad reason", `nodes: "50%"`, `nodes: "1"` + "\n        reasons: [Expired]", `spec.policy.disruption.budgets[0].reasons[0]: want Empty, Underutilized or Drifted`},
 		{"quiet too long", "      remove: batch\n", "      remove: batch\n    settle: {quiet: 2h}\n", `spec.scaleIn.settle.quiet: 2h0m0s is longer than 30m0s`},
-		{"with a fault", "  scaleIn:\n", "  fault: {name: nodepool-limits}\n  scaleIn:\n", `spec.scaleIn: a fault scenario has no scale-in phase yet`},
 		{"edit with an unknown field", "      remove: batch\n", "      nodePool: {template: {metadata: {lables: {a: b}}}}\n", `spec.scaleIn.steps[1].nodePool: the NodePool's spec after the edit is not valid: json: unknown field "lables"`},
 		{"edit of the node class", "      remove: batch\n", "      nodePool: {template: {spec: {nodeClassRef: {name: mine}}}}\n", `spec.scaleIn.steps[1].nodePool.template.spec.nodeClassRef: the node class is the run's own`},
 		{"edit to a bad budget", "      remove: batch\n", "      nodePool: {disruption: {budgets: [{nodes: lots}]}}\n", `spec.scaleIn.steps[1].nodePool.disruption.budgets[0].nodes: "lots" is not a node count`},

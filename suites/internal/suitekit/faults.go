@@ -27,6 +27,11 @@ func FaultScenarioEntries(dir func(repo.Layout) string, decorators ...any) []Tab
 				labels = append(labels, "layer:"+string(f.Expect.Layer))
 			}
 		}
+		// A fault in a scale-in runs two scale-ins, minutes each: make
+		// e2e and make scale-in run it, make test keeps the scale-in smoke.
+		if s.Spec.ScaleIn != nil {
+			labels = append(labels, ScaleInCatalog, "phase:scale-in")
+		}
 		return labels
 	}, decorators)
 }
