@@ -19,21 +19,25 @@ import (
 // FaultScenarioEntries makes one entry per fault scenario, labelled
 // scenario:<name>, fault:<fault> and layer:<expected layer>.
 func FaultScenarioEntries(dir func(repo.Layout) string, decorators ...any) []TableEntry {
-	return scenarioEntries(dir, func(s *scenario.Scenario) []string {
-		var labels []string
-		if f := s.Spec.Fault; f != nil {
-			labels = append(labels, "fault:"+f.Name)
-			if f.Expect != nil {
-				labels = append(labels, "layer:"+string(f.Expect.Layer))
-			}
+	return scenarioEntries(dir, faultLabels, decorators)
+}
+
+// faultLabels are a fault scenario's labels beside scenario:<name>: its
+// fault and expected layer, and for one with a scale-in ScaleInCatalog and
+// phase:scale-in, since it runs two scale-ins, minutes each (make e2e and
+// make scale-in run it, make test keeps the scale-in smoke).
+func faultLabels(s *scenario.Scenario) []string {
+	var labels []string
+	if f := s.Spec.Fault; f != nil {
+		labels = append(labels, "fault:"+f.Name)
+		if f.Expect != nil {
+			labels = append(labels, "layer:"+string(f.Expect.Layer))
 		}
-		// A fault in a scale-in runs two scale-ins, minutes each: make
-		// e2e and make scale-in run it, make test keeps the scale-in smoke.
-		if s.Spec.ScaleIn != nil {
-			labels = append(labels, ScaleInCatalog, "phase:scale-in")
-		}
-		return labels
-	}, decorators)
+	}
+	if s.Spec.ScaleIn != nil {
+		labels = append(labels, ScaleInCatalog, "phase:scale-in")
+	}
+	return labels
 }
 
 // ExpectAttributed runs the fault scenario (clean, then faulted; the
