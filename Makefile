@@ -48,13 +48,16 @@ test: tools ## Run every test: vet, unit tests with -race, the toolchain module'
 # Suites run one package at a time (-p 1): each starts its own cluster, and
 # two clusters competing for two cores would distort the timings the
 # baseline suite verifies.
+# With a label filter a suite that runs no spec fails (-ginkgo.fail-on-empty):
+# a scenario directory that does not load is one entry without the scenarios'
+# labels, which the filter would otherwise skip in silence.
 # The log is long and CI keeps only its tail, so the packages' results,
 # every failed spec and each failure's message are repeated at the end
 # (tools/ci/suites-summary.awk; the whole log is in out/suites.log).
 .PHONY: suites
 suites:
 	@mkdir -p out
-	@rc=0; go test -p 1 -count=1 -v $(GO_TEST_FLAGS) -timeout $(SUITE_TIMEOUT) $(or $(SUITE_PACKAGES),./suites/...) -args -ginkgo.v $(if $(SUITE_LABEL_FILTER),-ginkgo.label-filter='$(SUITE_LABEL_FILTER)') 2>&1 | tee out/suites.log || rc=$$?; \
+	@rc=0; go test -p 1 -count=1 -v $(GO_TEST_FLAGS) -timeout $(SUITE_TIMEOUT) $(or $(SUITE_PACKAGES),./suites/...) -args -ginkgo.v $(if $(SUITE_LABEL_FILTER),-ginkgo.label-filter='$(SUITE_LABEL_FILTER)' -ginkgo.fail-on-empty) 2>&1 | tee out/suites.log || rc=$$?; \
 	echo; echo "suites: summary (full log: out/suites.log)"; \
 	awk -f tools/ci/suites-summary.awk out/suites.log || true; \
 	exit $$rc
