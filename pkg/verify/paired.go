@@ -18,6 +18,19 @@ import (
 // simulation, where 12 gave 76%.
 const DefaultMaxPairs = 16
 
+// MaxPairsLimit bounds a cap of pairs a user may ask for: 64 pairs are
+// 128 runs of a scenario.
+const MaxPairsLimit = 64
+
+// CheckMaxPairs refuses a cap of pairs outside 1 to MaxPairsLimit; flag
+// names the option for the message.
+func CheckMaxPairs(flag string, n int) error {
+	if n < 1 || n > MaxPairsLimit {
+		return fmt.Errorf("%s %d: want 1 to %d pairs (default %d)", flag, n, MaxPairsLimit, DefaultMaxPairs)
+	}
+	return nil
+}
+
 // Arm runs one side of a paired verification: a *run.Runner bound to one
 // Karpenter build, or a runner with a lever of the experiment around each
 // run (make sensitivity's slowed cluster).

@@ -213,3 +213,17 @@ func TestAnUnfaithfulReplayIsAnError(t *testing.T) {
 		t.Errorf("a faithful replay: %v, replayed %v", err, tm != nil && tm.Replayed)
 	}
 }
+
+// The cap of pairs a user asks for (run's --max-pairs, the mutants
+// tool's -max-pairs) is one check: 1 to MaxPairsLimit.
+func TestCheckMaxPairs(t *testing.T) {
+	for n, ok := range map[int]bool{0: false, 1: true, 16: true, MaxPairsLimit: true, MaxPairsLimit + 1: false, -3: false} {
+		err := CheckMaxPairs("--max-pairs", n)
+		if (err == nil) != ok {
+			t.Errorf("%d pairs: err = %v, want accepted %v", n, err, ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "--max-pairs") {
+			t.Errorf("%d pairs: %v does not name the flag", n, err)
+		}
+	}
+}

@@ -165,8 +165,8 @@ func pointers(ms []mutants.Mutant) []*mutants.Mutant {
 // a set for another Karpenter than the pinned one is refused (its patches
 // are against another module).
 func load(c config) (*toolchain.Toolchain, *mutants.Set, []mutants.Mutant, error) {
-	if c.maxPairs < 1 {
-		return nil, nil, nil, fmt.Errorf("-max-pairs %d: want at least 1 pair (default %d)", c.maxPairs, verify.DefaultMaxPairs)
+	if err := verify.CheckMaxPairs("-max-pairs", c.maxPairs); err != nil {
+		return nil, nil, nil, err
 	}
 	tc, err := toolchain.Find()
 	if err != nil {

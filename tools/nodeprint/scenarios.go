@@ -40,9 +40,6 @@ type scenarioFlags struct {
 	needBaseline func(*scenario.Scenario) bool
 }
 
-// maxPairsLimit bounds --max-pairs: 64 pairs are 128 runs of a scenario.
-const maxPairsLimit = 64
-
 // repeatRuns parses --repeat: auto (the default) or a number of runs.
 func (f *scenarioFlags) repeatRuns() (verify.Repeat, error) {
 	if f.repeat == "" || f.repeat == "auto" {
@@ -95,8 +92,8 @@ func jobOf(ctx context.Context, f *scenarioFlags, args []string) (*harness.Job, 
 		if err != nil {
 			return nil, usageError{err}
 		}
-		if f.maxPairs < 1 || f.maxPairs > maxPairsLimit {
-			return nil, usageError{fmt.Errorf("--max-pairs %d: want 1 to %d pairs", f.maxPairs, maxPairsLimit)}
+		if err := verify.CheckMaxPairs("--max-pairs", f.maxPairs); err != nil {
+			return nil, usageError{err}
 		}
 		opts = append(opts, harness.WithRepeat(repeat), harness.WithMaxPairs(f.maxPairs))
 	}
