@@ -10,6 +10,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 )
 
 // Application faults change the workload as a bad revision would: its pod
@@ -249,10 +250,6 @@ func (o *oversized) Inject(context.Context) error {
 func (o *oversized) Restore(context.Context) error { return nil }
 func (o *oversized) MinObserve() time.Duration     { return 15 * time.Second }
 
-// DoNotDisruptAnnotation is Karpenter's pod-level opt-out of voluntary
-// disruption (karpenter.sh/do-not-disrupt).
-const DoNotDisruptAnnotation = "karpenter.sh/do-not-disrupt"
-
 type doNotDisrupt struct {
 	base
 	d *appsv1.Deployment
@@ -272,7 +269,8 @@ func newDoNotDisrupt(v Values, t *Target) (Injector, error) {
 
 func (n *doNotDisrupt) Inject(context.Context) error {
 	n.markPods(n.d)
-	n.d.Spec.Template.Annotations[DoNotDisruptAnnotation] = "true"
+	// Karpenter's pod-level opt-out of voluntary disruption.
+	n.d.Spec.Template.Annotations[karpv1.DoNotDisruptAnnotationKey] = "true"
 	return nil
 }
 
