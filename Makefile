@@ -74,7 +74,7 @@ else
 endif
 
 .PHONY: scale-in
-scale-in: tools ## Verify every committed scale-in baseline, attribute the scale-in fault scenarios and run the drift forecast's check (make test runs one scale-in, the smoke; about 30 min)
+scale-in: tools ## Verify every committed scale-in baseline, attribute the scale-in fault scenarios and run the drift forecast's check (make test runs one scale-in, the smoke; about 25 min estimated: 20 min measured before the fault entry, which took 160 s alone)
 	@$(MAKE) --no-print-directory suites SUITE_PACKAGES='./suites/baseline ./suites/explain ./suites/faults' SUITE_LABEL_FILTER='phase:scale-in'
 
 .PHONY: accuracy
