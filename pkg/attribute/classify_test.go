@@ -130,6 +130,7 @@ func TestEveryRuleDecidesItsOwnPattern(t *testing.T) {
 			in.Observed.Disruption = &fingerprint.Disruption{Outcome: observe.Settled, Decisions: []fingerprint.Decision{
 				{At: 21, Reason: "Empty", Kind: "delete", Nodes: []string{"a", "b", "c"}, Disrupting: 3, Allowed: 1}}}
 		}},
+		{"L2-scale-in-churn", func(in *Input) { replacedAgain(in, 0) }},
 		{"L2-policy-violation", func(in *Input) { in.Observation.Nodes["n2"].Labels = map[string]string{"kubernetes.io/arch": "arm64"} }},
 		{"L2-no-provisioning", func(in *Input) { pending(in) }},
 		{"L3-oom-killed", func(in *Input) {
@@ -219,6 +220,35 @@ func TestDrainHeldNeedsFewerRemovalsUnderTheSameKarpenter(t *testing.T) {
 	in.Observed.Disruption.Held = nil
 	if v := classify(t, in); v.Rule == "L3-drain-held" {
 		t.Errorf("fewer removals without Karpenter naming a pod: %s", v.Summary())
+	}
+}
+
+// replacedAgain is a regressed scale-in in which Karpenter replaced two of
+// its own drift replacements again, where each baseline run did so
+// baselineMost times.
+func replacedAgain(in *Input, baselineMost int) {
+	in.Diff = &diff.Diff{}
+	in.Diff.Deviations = append(in.Diff.Deviations, diff.Deviation{Path: "disruption.replacements", Baseline: "[2, 2]", Observed: "9", Severity: diff.Regression})
+	in.Baseline.Disruption = &fingerprint.BaselineDisruption{Runs: []fingerprint.DisruptionRun{
+		{Outcome: observe.Settled, Disrupted: map[string]int{"Drifted": 2}, Replacements: 2, ReplacedAgain: baselineMost},
+	}}
+	in.Observed.Disruption = &fingerprint.Disruption{Outcome: observe.TimedOut, Disrupted: map[string]int{"Drifted": 9}, Replacements: 9,
+		ReplacedAgain: []string{"web-r1", "web-r2"}}
+}
+
+// A loop is the scale-in's own only beyond what the baseline's runs did,
+// and only when the fingerprint regressed.
+func TestScaleInChurnNeedsMoreLoopsAndARegression(t *testing.T) {
+	in := healthy()
+	replacedAgain(in, 2)
+	if v := classify(t, in); v.Rule == "L2-scale-in-churn" {
+		t.Errorf("as many loops as a baseline run: %s", v.Summary())
+	}
+	in = healthy()
+	replacedAgain(in, 0)
+	in.Diff = &diff.Diff{}
+	if v := classify(t, in); v.Rule == "L2-scale-in-churn" {
+		t.Errorf("loops in a fingerprint that matches: %s", v.Summary())
 	}
 }
 

@@ -420,6 +420,25 @@ var signalDefs = []SignalDef{
 			got := sumCounts(d.Disrupted)
 			return float64(least - got), true, fmt.Sprintf("%d NodeClaim(s) removed against at least %d in every baseline run", got, least)
 		}},
+	{ID: "disruption.replacedAgain", Help: "NodeClaims Karpenter launched during the scale-in to replace disrupted ones and then disrupted for the same reason (turns of a replacement loop), beyond the most any baseline run's scale-in had",
+		compute: func(in *Input) (float64, bool, string) {
+			d := scaleIn(in)
+			if d == nil {
+				return 0, false, "no scale-in ran"
+			}
+			if in.Baseline == nil || in.Baseline.Disruption == nil || len(in.Baseline.Disruption.Runs) == 0 {
+				return 0, false, "no baseline scale-in"
+			}
+			most := 0
+			for _, r := range in.Baseline.Disruption.Runs {
+				most = max(most, r.ReplacedAgain)
+			}
+			detail := fmt.Sprintf("%d replacement(s) replaced again for the same reason against at most %d in a baseline run", len(d.ReplacedAgain), most)
+			if len(d.ReplacedAgain) > 0 {
+				detail += ": " + names(d.ReplacedAgain)
+			}
+			return float64(len(d.ReplacedAgain) - most), true, detail
+		}},
 	{ID: "pods.pending", Help: "the run's pods not scheduled at the end",
 		compute: func(in *Input) (float64, bool, string) {
 			return countPods(in, func(p *observe.PodRecord) bool { return p.Scheduled.IsZero() })

@@ -65,6 +65,12 @@ type Disruption struct {
 	// Held are the NodeClaims Karpenter said it could not disrupt during
 	// the scale-in because of a pod on them, in name order.
 	Held []Hold `json:"held,omitempty"`
+	// ReplacedAgain are the NodeClaims Karpenter launched during the
+	// scale-in to replace disrupted ones and then disrupted itself for the
+	// same reason, in name order: each is one turn of a loop (a drifted
+	// node's replacement found drifted again, a consolidation's
+	// replacement consolidated again for the same reason).
+	ReplacedAgain []string `json:"replacedAgain,omitempty"`
 }
 
 // Hold is one NodeClaim Karpenter refused to disrupt for a pod's sake
@@ -176,7 +182,21 @@ func ComputeDisruption(ob *observe.Observation, cat *catalog.Catalog, np *karpv1
 		d.SteadyAfter = d.Timeline[n-1].At
 	}
 	d.Held = held(ob, start)
+	d.ReplacedAgain = replacedAgain(reasons, launched, start)
 	return d, nil
+}
+
+// replacedAgain are the NodeClaims launched as replacements after start
+// and then disrupted for the reason they were launched for, sorted.
+func replacedAgain(reasons, launched map[string]claimEvent, start time.Time) []string {
+	var out []string
+	for name, l := range launched {
+		if r, ok := reasons[name]; ok && r.reason == l.reason && !l.at.Before(start.Add(-time.Second)) {
+			out = append(out, name)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // held reads Karpenter's DisruptionBlocked events on the NodeClaims still
@@ -476,10 +496,13 @@ type DisruptionRun struct {
 	// (a consolidation held back while a destination is busy moves after
 	// the steps). A baseline recorded before it was kept reads 0, which a
 	// scale-in of one step always is.
-	DuringSteps   map[string]int `json:"duringSteps,omitempty"`
-	Replacements  int            `json:"replacements"`
-	MaxDisrupting int            `json:"maxDisrupting"`
-	Evicted       int            `json:"evicted"`
+	DuringSteps  map[string]int `json:"duringSteps,omitempty"`
+	Replacements int            `json:"replacements"`
+	// ReplacedAgain is len(Disruption.ReplacedAgain); a baseline recorded
+	// before it was kept reads 0.
+	ReplacedAgain int `json:"replacedAgain,omitempty"`
+	MaxDisrupting int `json:"maxDisrupting"`
+	Evicted       int `json:"evicted"`
 	// SteadyAfter depends on the machine: kept and reported, not verified.
 	SteadyAfter float64 `json:"steadyAfter"`
 	// KarpenterRemoved is Disruption.KarpenterRemoved.
@@ -489,7 +512,7 @@ type DisruptionRun struct {
 // Summary is the run's scale-in as a baseline keeps it.
 func (d *Disruption) Summary() DisruptionRun {
 	r := DisruptionRun{Outcome: d.Outcome, After: d.After, Disrupted: maps.Clone(d.Disrupted), Replacements: d.Replacements,
-		MaxDisrupting: d.MaxDisrupting, Evicted: d.Evicted, SteadyAfter: d.SteadyAfter, KarpenterRemoved: maps.Clone(d.KarpenterRemoved)}
+		ReplacedAgain: len(d.ReplacedAgain), MaxDisrupting: d.MaxDisrupting, Evicted: d.Evicted, SteadyAfter: d.SteadyAfter, KarpenterRemoved: maps.Clone(d.KarpenterRemoved)}
 	for _, x := range d.Decisions {
 		r.Decisions = increment(r.Decisions, x.Key())
 		if x.Step < len(d.Steps) {

@@ -150,3 +150,36 @@ func TestDisruptionHeld(t *testing.T) {
 		t.Fatalf("held (-want +got):\n%s", diff)
 	}
 }
+
+// A loop: the replacement r launched for Underutilized is consolidated
+// again for Underutilized, and its own replacement s drifts; a NodeClaim
+// launched before the scale-in, or replaced for another reason, is no
+// turn of a loop.
+func TestDisruptionReplacedAgain(t *testing.T) {
+	t0 := time.Date(2026, 12, 5, 9, 0, 0, 0, time.UTC)
+	ob := scaleInObservation(t0)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	ob.NodeClaims["r"].Deleted, ob.NodeClaims["r"].Gone = at(70), at(71)
+	ob.NodeClaims["s"] = &observe.NodeClaimRecord{Name: "s", InstanceType: "c-2x", CapacityType: "on-demand", Created: at(65), Initialized: at(68), Deleted: at(90), Gone: at(91)}
+	ob.NodeClaims["old"] = &observe.NodeClaimRecord{Name: "old", InstanceType: "c-2x", CapacityType: "on-demand", Created: at(-95), Initialized: at(-92), Deleted: at(80), Gone: at(81)}
+	ev := func(s float64, reason, obj, msg string) observe.EventRecord {
+		return observe.EventRecord{Time: at(s), Reason: reason, Kind: "NodeClaim", Object: "NodeClaim/" + obj, Message: msg}
+	}
+	ob.Events = append(ob.Events,
+		ev(-95, "DisruptionLaunching", "old", "Launching NodeClaim: Underutilized"),
+		ev(80, "DisruptionTerminating", "old", "Disrupting NodeClaim: Underutilized"),
+		ev(65, "DisruptionLaunching", "s", "Launching NodeClaim: Underutilized"),
+		ev(70, "DisruptionTerminating", "r", "Disrupting NodeClaim: Underutilized"),
+		ev(90, "DisruptionTerminating", "s", "Disrupting NodeClaim: Drifted"),
+	)
+	d, err := ComputeDisruption(ob, nil, &karpv1.NodePool{}, t0, []time.Time{t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"r"}, d.ReplacedAgain); diff != "" {
+		t.Fatalf("replaced again (-want +got):\n%s", diff)
+	}
+	if got := d.Summary().ReplacedAgain; got != 1 {
+		t.Fatalf("summary's replacedAgain = %d, want 1", got)
+	}
+}
