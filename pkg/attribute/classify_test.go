@@ -106,6 +106,7 @@ func TestEveryRuleDecidesItsOwnPattern(t *testing.T) {
 				c.Launched, c.Initialized = c.Created.Add(time.Second), c.Created.Add(41*time.Second)
 			}
 		}},
+		{"L1-termination-stuck", func(in *Input) { notGone(in) }},
 		{"L2-nodeclass-missing", func(in *Input) {
 			pending(in)
 			in.Facts.NodeClassExists = false
@@ -249,6 +250,27 @@ func TestScaleInChurnNeedsMoreLoopsAndARegression(t *testing.T) {
 	in.Diff = &diff.Diff{}
 	if v := classify(t, in); v.Rule == "L2-scale-in-churn" {
 		t.Errorf("loops in a fingerprint that matches: %s", v.Summary())
+	}
+}
+
+// notGone is a scale-in under unchanged inputs whose deleted NodeClaim
+// stayed 140 s after its drain.
+func notGone(in *Input) {
+	changeInputs(in, func(*inputs.Inputs) {})
+	in.Observed.Disruption = &fingerprint.Disruption{Outcome: observe.TimedOut, Disrupted: map[string]int{"Empty": 1},
+		NotGone: []fingerprint.Lingering{{NodeClaim: "c-n1", Drained: 60, For: 140}}}
+}
+
+// Nodes that stay after their drain are the cloud's only under the
+// baseline's Karpenter: another build's wait is that build's change.
+func TestTerminationStuckNeedsTheSameKarpenter(t *testing.T) {
+	in := healthy()
+	notGone(in)
+	in.Inputs.Karpenter.Version = "v1.15.0"
+	in.Diff = &diff.Diff{}
+	in.Diff.Deviations = append(in.Diff.Deviations, diff.Deviation{Path: "disruption.outcome", Baseline: "settled", Observed: "timed-out", Severity: diff.Regression})
+	if v := classify(t, in); v.Rule != "L2-karpenter-change" {
+		t.Errorf("not gone under another Karpenter: %s, want L2-karpenter-change", v.Summary())
 	}
 }
 

@@ -420,6 +420,22 @@ var signalDefs = []SignalDef{
 			got := sumCounts(d.Disrupted)
 			return float64(least - got), true, fmt.Sprintf("%d NodeClaim(s) removed against at least %d in every baseline run", got, least)
 		}},
+	{ID: "disruption.notGone", Help: fmt.Sprintf("NodeClaims the scale-in deleted that were still there %s after their node was drained (no pod of the run left on it): instances the cloud did not terminate", fingerprint.NotGoneAfter),
+		compute: func(in *Input) (float64, bool, string) {
+			d := scaleIn(in)
+			if d == nil {
+				return 0, false, "no scale-in ran"
+			}
+			var hit []string
+			for _, l := range d.NotGone {
+				state := "still there at the end"
+				if l.Gone {
+					state = "then gone"
+				}
+				hit = append(hit, fmt.Sprintf("%s drained at %.0f s, %.0f s later %s", l.NodeClaim, l.Drained, l.For, state))
+			}
+			return float64(len(hit)), true, strings.Join(hit, "; ")
+		}},
 	{ID: "disruption.replacedAgain", Help: "NodeClaims Karpenter launched during the scale-in to replace disrupted ones and then disrupted for the same reason (turns of a replacement loop), beyond the most any baseline run's scale-in had",
 		compute: func(in *Input) (float64, bool, string) {
 			d := scaleIn(in)

@@ -22,6 +22,7 @@ var signalHelpZh = map[string]string{
 	"nodeclaims.inFlight":                "本次运行中存在但尚未初始化的 NodeClaim 数",
 	"disruption.overBudget":              "缩容期间的中断决策中，之后同时被移除的 NodeClaim 数超过该 NodePool 对应原因的中断预算当时所允许数量的决策数（按 Karpenter 自身的算法计算）",
 	"disruption.heldByApplication":       "缩容期间 Karpenter 声明因其上的 Pod 而无法中断的 NodeClaim 数：Pod 带有 karpenter.sh/do-not-disrupt 注解，或 PodDisruptionBudget 不允许驱逐（其 DisruptionBlocked 事件；节点自身的注解不计入）",
+	"disruption.notGone":                 "缩容中被删除、其节点排空（其上已无本次运行的 Pod）90 秒后仍然存在的 NodeClaim 数：云厂商未终止的实例",
 	"disruption.replacedAgain":           "缩容期间 Karpenter 为替换被中断节点而创建、随后又因同一原因被中断的 NodeClaim 数（替换循环的轮数），超出基线任一次运行缩容中最多数量的部分",
 	"disruption.fewerRemoved":            "缩容移除的 NodeClaim 比基线任一次运行的缩容所移除的最少数量还少多少",
 	"nodeclaims.replaced":                "运行期间注册过节点后又被删除（中断）的 NodeClaim 数，超出基线单次运行最多替换数的部分",

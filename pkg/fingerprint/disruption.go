@@ -71,6 +71,27 @@ type Disruption struct {
 	// node's replacement found drifted again, a consolidation's
 	// replacement consolidated again for the same reason).
 	ReplacedAgain []string `json:"replacedAgain,omitempty"`
+	// NotGone are the NodeClaims the scale-in deleted that were still
+	// there NotGoneAfter after their node was drained (Karpenter's
+	// deletion and the last of the run's pods on it gone), or at the
+	// scale-in's end, in name order: instances that did not terminate.
+	NotGone []Lingering `json:"notGone,omitempty"`
+}
+
+// NotGoneAfter is how long after its drain a deleted NodeClaim may take
+// to go: Karpenter then only waits for the cloud to terminate the
+// instance, which KWOK does at once and a real cloud within about a
+// minute.
+const NotGoneAfter = 90 * time.Second
+
+// Lingering is a deleted NodeClaim that outlived its drain by For seconds
+// (to when it went, or to the scale-in's end while Gone is false).
+type Lingering struct {
+	NodeClaim string `json:"nodeClaim"`
+	// Drained is the seconds from the first step to its drain.
+	Drained float64 `json:"drained"`
+	For     float64 `json:"for"`
+	Gone    bool    `json:"gone"`
 }
 
 // Hold is one NodeClaim Karpenter refused to disrupt for a pod's sake
@@ -183,7 +204,42 @@ func ComputeDisruption(ob *observe.Observation, cat *catalog.Catalog, np *karpv1
 	}
 	d.Held = held(ob, start)
 	d.ReplacedAgain = replacedAgain(reasons, launched, start)
+	d.NotGone = notGone(ob, start)
 	return d, nil
+}
+
+// notGone are the NodeClaims deleted after start that outlived their
+// drain by NotGoneAfter. A NodeClaim whose node still has a pod of the
+// run on it is being drained, not terminated, and is left out.
+func notGone(ob *observe.Observation, start time.Time) []Lingering {
+	var out []Lingering
+	for _, c := range sortedClaims(ob) {
+		if c.Deleted.IsZero() || c.Deleted.Before(start.Add(-time.Second)) {
+			continue
+		}
+		drained, ok := c.Deleted, true
+		for _, p := range ob.Pods {
+			if c.Node == "" || p.Node != c.Node {
+				continue
+			}
+			if p.Deleted.IsZero() {
+				ok = false
+				break
+			}
+			if p.Deleted.After(drained) {
+				drained = p.Deleted
+			}
+		}
+		end := ob.End
+		if !c.Gone.IsZero() {
+			end = c.Gone
+		}
+		if ok && end.Sub(drained) >= NotGoneAfter {
+			out = append(out, Lingering{NodeClaim: c.Name, Drained: seconds(drained.Sub(start)), For: seconds(end.Sub(drained)), Gone: !c.Gone.IsZero()})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].NodeClaim < out[j].NodeClaim })
+	return out
 }
 
 // replacedAgain are the NodeClaims launched as replacements after start

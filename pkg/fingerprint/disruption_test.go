@@ -183,3 +183,30 @@ func TestDisruptionReplacedAgain(t *testing.T) {
 		t.Fatalf("summary's replacedAgain = %d, want 1", got)
 	}
 }
+
+// A NodeClaim deleted in the scale-in and still there 90 s after its drain
+// did not terminate; one that went within that time, one whose node still
+// runs a pod of the run (a drain, not a termination) and one deleted
+// before the scale-in are not counted. The drain ends with the last pod.
+func TestDisruptionNotGone(t *testing.T) {
+	t0 := time.Date(2026, 12, 5, 9, 0, 0, 0, time.UTC)
+	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
+	ob := scaleInObservation(t0) // ends at +120 s
+	ob.End = at(200)
+	ob.NodeClaims["c"].Gone = time.Time{}                                      // deleted at +50 s, empty: stuck 150 s
+	ob.NodeClaims["a"].Gone = time.Time{}                                      // deleted at +20 s, p1 still on it: draining
+	ob.NodeClaims["b"].Gone = at(21 + 91)                                      // p2 gone at +21 s, the claim 91 s later
+	ob.NodeClaims["f"].Deleted, ob.NodeClaims["f"].Gone = at(-30), time.Time{} // before the scale-in
+	ob.Pods["p5"] = &observe.PodRecord{Name: "p5", Node: "node-c", Deleted: at(60)}
+	d, err := ComputeDisruption(ob, nil, &karpv1.NodePool{}, t0, []time.Time{t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Lingering{
+		{NodeClaim: "b", Drained: 21, For: 91, Gone: true},
+		{NodeClaim: "c", Drained: 60, For: 140},
+	}
+	if diff := cmp.Diff(want, d.NotGone); diff != "" {
+		t.Fatalf("not gone (-want +got):\n%s", diff)
+	}
+}

@@ -539,6 +539,11 @@ type Settle struct {
 	// until then Min has not passed, and only the Timeout ends the wait
 	// early.
 	MinFromReady bool
+	// UntilGone keeps the run from settling while a NodeClaim it deleted
+	// is still there (its instance not yet terminated): a scale-in has not
+	// reached its steady state until what it removes is gone. Without it
+	// a NodeClaim being deleted is not waited for.
+	UntilGone bool
 	// Progress, when set, is called about every 5 s with what is awaited.
 	Progress func(string)
 }
@@ -655,9 +660,12 @@ func (o *Observer) evaluate(s Settle) (Outcome, string, time.Duration) {
 			pending++
 		}
 	}
-	claims, initialised := 0, 0
+	claims, initialised, terminating := 0, 0, 0
 	for _, c := range o.ob.NodeClaims {
 		if !c.Deleted.IsZero() {
+			if c.Gone.IsZero() && s.UntilGone {
+				terminating++
+			}
 			continue
 		}
 		claims++
@@ -669,7 +677,10 @@ func (o *Observer) evaluate(s Settle) (Outcome, string, time.Duration) {
 	quiet := time.Since(o.lastChange)
 	status := fmt.Sprintf("%d/%d pods ready, %d pending, %d/%d NodeClaims initialised, quiet for %s",
 		ready, want, pending, initialised, claims, quiet.Round(time.Second))
-	allReady := live >= want && ready == live && initialised == claims
+	if terminating > 0 {
+		status += fmt.Sprintf(", %d NodeClaim(s) deleted and not gone", terminating)
+	}
+	allReady := live >= want && ready == live && initialised == claims && terminating == 0
 	if allReady && want > 0 && o.firstAllReady.IsZero() {
 		o.firstAllReady = time.Now()
 	}
@@ -689,7 +700,7 @@ func (o *Observer) evaluate(s Settle) (Outcome, string, time.Duration) {
 	}
 	// Pods that run but never become ready (crash loops, OOM kills) settle
 	// too: nothing more will happen without a change.
-	if live >= want && pending == 0 && initialised == claims {
+	if live >= want && pending == 0 && initialised == claims && terminating == 0 {
 		if quiet >= s.Stall {
 			return Settled, status, 0
 		}

@@ -55,6 +55,31 @@ func TestEvaluate(t *testing.T) {
 	}
 }
 
+// A scale-in (UntilGone) is not settled while a NodeClaim it deleted is
+// still there, however quiet; once it is gone, or without UntilGone, the
+// run settles.
+func TestEvaluateUntilGone(t *testing.T) {
+	now := time.Now()
+	s := Settle{Quiet: 5 * time.Second, Stall: 60 * time.Second, Timeout: time.Minute, UntilGone: true}
+	o := newTestObserver(1)
+	o.lastChange, o.lastProgress = now.Add(-2*time.Minute), now.Add(-2*time.Minute)
+	o.ob.Pods["a"] = &PodRecord{Phase: "Running", Ready: now, Scheduled: now}
+	o.ob.NodeClaims["c"] = &NodeClaimRecord{Initialized: now}
+	o.ob.NodeClaims["d"] = &NodeClaimRecord{Initialized: now, Deleted: now.Add(-time.Minute)}
+	if out, status, _ := o.evaluate(s); out != "" || !strings.Contains(status, "1 NodeClaim(s) deleted and not gone") {
+		t.Fatalf("a deleted NodeClaim still there: want no outcome and it named, got %q (%s)", out, status)
+	}
+	s.UntilGone = false
+	if out, _, _ := o.evaluate(s); out != Settled {
+		t.Fatalf("without UntilGone: want settled, got %q", out)
+	}
+	s.UntilGone = true
+	o.ob.NodeClaims["d"].Gone = now
+	if out, _, _ := o.evaluate(s); out != Settled {
+		t.Fatalf("the deleted NodeClaim gone: want settled, got %q", out)
+	}
+}
+
 func TestWaitSettledTimesOut(t *testing.T) {
 	o := newTestObserver(1)
 	o.lastChange, o.lastProgress = time.Now(), time.Now()

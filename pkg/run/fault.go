@@ -34,16 +34,18 @@ type faultOpts struct {
 // register its Restore (Ginkgo's DeferCleanup). RunFault restores it too.
 func OnInject(f func(faults.Injector)) FaultOption { return func(o *faultOpts) { o.onInject = f } }
 
-// WhileFaulted is called once the faulted run has settled, with its
-// result, while the fault is still injected and the run's objects exist:
-// the moment an on-call engineer would run the runbook's commands. It is
-// not called when the run fails before settling.
+// WhileFaulted is called once the faulted run has settled, and its
+// scale-in has ended where it has one, with its result, while the fault
+// is still injected and the run's objects exist: the moment an on-call
+// engineer would run the runbook's commands. It is not called when the
+// run fails before then.
 func WhileFaulted(f func(context.Context, *Result)) FaultOption {
 	return func(o *faultOpts) { o.whileFaulted = f }
 }
 
-// WhileClean is called once a run without a fault has settled (the clean
-// run of a fault scenario), with its result, while its objects exist: the
+// WhileClean is called once a run without a fault has settled and its
+// scale-in has ended (the clean run of a fault scenario), with its
+// result, while its objects exist: the
 // moment to run the runbook's evidence commands where they must not show
 // the pattern. It is not called when the run fails before settling.
 func WhileClean(f func(context.Context, *Result)) FaultOption {

@@ -255,6 +255,14 @@ func (r *Runner) run(ctx context.Context, s *scenario.Scenario, h hooks, replay 
 	if err := r.scaleIn(ctx, a, res); err != nil {
 		return nil, err
 	}
+	// At the run's end (after its scale-in, where it has one), while the
+	// fault is in place and the run's objects exist.
+	if a.h.whileFaulted != nil && a.inj != nil {
+		a.h.whileFaulted(ctx, res)
+	}
+	if a.h.whileClean != nil && a.inj == nil {
+		a.h.whileClean(ctx, res)
+	}
 	return res, nil
 }
 
@@ -496,11 +504,5 @@ func (r *Runner) measure(ctx context.Context, a *attempt) (*Result, error) {
 	}
 	res := &Result{ID: a.id, Observation: snap, Fingerprint: fp, Catalog: a.cat, Facts: facts, Inputs: a.in, Fault: a.inj, Injected: a.injected,
 		Applied: a.applied, AllReadySeen: a.ob.FirstAllReady(), KarpenterMetrics: r.karpenterMetrics()}
-	if a.h.whileFaulted != nil && a.inj != nil {
-		a.h.whileFaulted(ctx, res)
-	}
-	if a.h.whileClean != nil && a.inj == nil {
-		a.h.whileClean(ctx, res)
-	}
 	return res, nil
 }

@@ -55,7 +55,8 @@ func (r *Runner) scaleIn(ctx context.Context, a *attempt, res *Result) error {
 	// not yet noticed a lost instance must not end the wait before Quiet.
 	outcome := a.ob.WaitSettled(a.actx, observe.Settle{
 		Quiet: si.Settle.Quiet.Duration, Stall: max(a.s.Spec.Settle.Stall.Duration, si.Settle.Quiet.Duration), Timeout: max(si.Settle.Timeout.Duration-time.Since(start), time.Second),
-		Progress: func(msg string) { r.progress("run " + a.id + ": scale-in: " + msg) },
+		UntilGone: true,
+		Progress:  func(msg string) { r.progress("run " + a.id + ": scale-in: " + msg) },
 	})
 	if err := r.scaleInStopped(ctx, a, nil); err != nil {
 		return err
