@@ -54,12 +54,13 @@ test: tools ## Run every test: vet, unit tests with -race, the toolchain module'
 # The log is long and CI keeps only its tail, so the packages' results,
 # every failed spec and each failure's message are repeated at the end
 # (tools/ci/suites-summary.awk; the whole log is in out/suites.log).
+SUITE_LOG ?= out/suites.log
 .PHONY: suites
 suites:
 	@mkdir -p out
-	@rc=0; go test -p 1 -count=1 -v $(GO_TEST_FLAGS) -timeout $(SUITE_TIMEOUT) $(or $(SUITE_PACKAGES),./suites/...) -args -ginkgo.v $(if $(SUITE_LABEL_FILTER),-ginkgo.label-filter='$(SUITE_LABEL_FILTER)' -ginkgo.fail-on-empty) 2>&1 | tee out/suites.log || rc=$$?; \
-	echo; echo "suites: summary (full log: out/suites.log)"; \
-	awk -f tools/ci/suites-summary.awk out/suites.log || true; \
+	@rc=0; go test -p 1 -count=1 -v $(GO_TEST_FLAGS) -timeout $(SUITE_TIMEOUT) $(or $(SUITE_PACKAGES),./suites/...) -args -ginkgo.v $(if $(SUITE_LABEL_FILTER),-ginkgo.label-filter='$(SUITE_LABEL_FILTER)' -ginkgo.fail-on-empty) 2>&1 | tee $(SUITE_LOG) || rc=$$?; \
+	echo; echo "suites: summary (full log: $(SUITE_LOG))"; \
+	awk -f tools/ci/suites-summary.awk $(SUITE_LOG) || true; \
 	exit $$rc
 
 .PHONY: e2e
