@@ -2,7 +2,6 @@ package faults
 
 import (
 	"context"
-	"github.com/google/go-cmp/cmp"
 	"slices"
 	"strings"
 	"testing"
@@ -51,7 +50,7 @@ func validate(f *scenario.Fault) []string {
 
 func TestCatalogIsComplete(t *testing.T) {
 	want := []string{"apiserver-degraded", "capacity-shortage", "consolidation-churn", "cpu-spike", "crash-loop", "do-not-disrupt", "image-pull-failure",
-		"memory-leak", "missing-nodeclass", "node-not-ready", "nodepool-limits", "nodepool-mismatch", "oversized-requests", "registration-blocked", "slow-boot", "termination-stuck"}
+		"memory-leak", "missing-nodeclass", "node-not-ready", "nodepool-limits", "nodepool-mismatch", "oversized-requests", "registration-blocked", "slow-boot"}
 	var got []string
 	for _, d := range Catalog() {
 		got = append(got, d.Name)
@@ -242,40 +241,6 @@ func TestCapacityShortageOwnsItsConfigMap(t *testing.T) {
 	second, _ := New(&scenario.Fault{Name: "capacity-shortage"}, &Target{Client: tg.Client, Run: "run2", Deployments: tg.Deployments})
 	if err := second.Inject(context.Background()); err == nil || !strings.Contains(err.Error(), "already exists") {
 		t.Errorf("second shortage: got %v", err)
-	}
-	if err := inj.Restore(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	if left, _ := Leftovers(context.Background(), tg.Client); len(left) != 0 {
-		t.Errorf("after restore: %v", left)
-	}
-}
-
-// termination-stuck writes the decorator's termination delay into the
-// same ConfigMap a capacity shortage owns (so the two refuse each other),
-// removes it on restore, and refuses a scenario that removes no node or a
-// delay beyond the decorator's bound.
-func TestTerminationStuckOwnsTheCapacityConfigMap(t *testing.T) {
-	tg := target(t)
-	tg.Scenario = &scenario.Scenario{}
-	if _, err := New(&scenario.Fault{Name: "termination-stuck"}, tg); err == nil || !strings.Contains(err.Error(), "scaleIn") {
-		t.Errorf("a scenario without scaleIn: got %v", err)
-	}
-	tg.Scenario.Spec.ScaleIn = &scenario.ScaleIn{}
-	if _, err := New(&scenario.Fault{Name: "termination-stuck", Params: scenario.Params{"delay": "11m"}}, tg); err == nil || !strings.Contains(err.Error(), "at most 10m") {
-		t.Errorf("an 11m delay: got %v", err)
-	}
-	inj := inject(t, tg, scenario.Fault{Name: "termination-stuck"})
-	cm := &corev1.ConfigMap{}
-	if err := tg.Client.Get(context.Background(), client.ObjectKey{Namespace: KarpenterNS, Name: CapacityConfigMap}, cm); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(map[string]string{"terminationDelay": "10m"}, cm.Data); diff != "" {
-		t.Errorf("ConfigMap data (-want +got):\n%s", diff)
-	}
-	second, _ := New(&scenario.Fault{Name: "capacity-shortage"}, &Target{Client: tg.Client, Run: "run2", Deployments: tg.Deployments})
-	if err := second.Inject(context.Background()); err == nil || !strings.Contains(err.Error(), "already exists") {
-		t.Errorf("a capacity shortage beside it: got %v", err)
 	}
 	if err := inj.Restore(context.Background()); err != nil {
 		t.Fatal(err)

@@ -48,27 +48,6 @@ func init() {
 		},
 	})
 	register(&Definition{
-		Name: "termination-stuck", Layer: L1, Exclusive: true,
-		Summary: "The cloud does not finish terminating instances: through the capacity decorator's ConfigMap it answers Karpenter's " +
-			"termination of an instance with \"shutting down\" for the fault's delay, so drained nodes and their NodeClaims stay " +
-			"(and are billed) during a scale-in (needs a scenario with scaleIn).",
-		Params: []Param{
-			{Name: "delay", Kind: Duration, Default: "10m", Help: "how long an instance takes to terminate once Karpenter asks (at most 10m)"},
-		},
-		new: func(v Values, t *Target) (Injector, error) {
-			def, _ := Lookup("termination-stuck")
-			if t.Scenario == nil || t.Scenario.Spec.ScaleIn == nil {
-				return nil, fmt.Errorf("the scenario has no scaleIn: instances that do not terminate only show when Karpenter removes nodes (add scaleIn steps that empty, drift or expire them)")
-			}
-			if d := v.Duration("delay"); d <= 0 || d > 10*time.Minute {
-				return nil, fmt.Errorf("fault termination-stuck: delay %s: want more than 0 and at most 10m (the capacity decorator's bound)", d)
-			}
-			c := &capacity{base: base{def, v, t}, data: map[string]string{"terminationDelay": v["delay"]}}
-			c.stages = stages{b: &c.base}
-			return c, nil
-		},
-	})
-	register(&Definition{
 		Name: "node-not-ready", Layer: L1,
 		Summary: "The run's nodes turn NotReady some time after they became Ready (a KWOK node stage of the fault's own, like KWOK's node chaos stage).",
 		Params: []Param{
@@ -128,12 +107,9 @@ func (s *staged) Inject(ctx context.Context) error {
 
 func (s *staged) MinObserve() time.Duration { return s.min }
 
-// capacity writes the capacity decorator's ConfigMap: data, or the
-// refusal its parameters name when data is nil.
 type capacity struct {
 	base
 	stages
-	data map[string]string
 }
 
 type refusal struct {
@@ -152,18 +128,14 @@ func (c *capacity) Inject(ctx context.Context) error {
 	case !apierrors.IsNotFound(err):
 		return fmt.Errorf("failed to read ConfigMap %s/%s: %w", KarpenterNS, CapacityConfigMap, err)
 	}
-	data := c.data
-	if data == nil {
-		r := refusal{InstanceType: c.v["instanceType"], Zone: c.v["zone"], CapacityType: c.v["capacityType"]}
-		b, err := yaml.Marshal([]refusal{r})
-		if err != nil {
-			return err
-		}
-		data = map[string]string{"refuse": string(b)}
+	r := refusal{InstanceType: c.v["instanceType"], Zone: c.v["zone"], CapacityType: c.v["capacityType"]}
+	b, err := yaml.Marshal([]refusal{r})
+	if err != nil {
+		return err
 	}
 	cm := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Namespace: KarpenterNS, Name: CapacityConfigMap},
-		Data:       data,
+		Data:       map[string]string{"refuse": string(b)},
 	}
 	if err := c.create(ctx, cm); err != nil {
 		return err

@@ -46,7 +46,6 @@ type Decorator struct {
 
 	mu          sync.Mutex
 	unavailable map[offeringKey]time.Time // offering -> expiry
-	terminating map[string]time.Time      // NodeClaim -> when Karpenter first asked to terminate it
 }
 
 // Option configures a Decorator.
@@ -57,7 +56,7 @@ func WithClock(c clock.Clock) Option { return func(d *Decorator) { d.clock = c }
 
 // Decorate wraps cp so that it refuses the offerings that source names.
 func Decorate(cp cloudprovider.CloudProvider, source Source, opts ...Option) *Decorator {
-	d := &Decorator{CloudProvider: cp, source: source, clock: clock.RealClock{}, unavailable: map[offeringKey]time.Time{}, terminating: map[string]time.Time{}}
+	d := &Decorator{CloudProvider: cp, source: source, clock: clock.RealClock{}, unavailable: map[offeringKey]time.Time{}}
 	for _, o := range opts {
 		o(d)
 	}
@@ -141,33 +140,6 @@ func (d *Decorator) Create(ctx context.Context, nodeClaim *v1.NodeClaim) (*v1.No
 		v1.CapacityTypeLabelKey:        pick.key.capacityType,
 	})
 	return d.CloudProvider.Create(ctx, pinned)
-}
-
-// Delete terminates the NodeClaim's instance. With a termination delay
-// the instance is reported shutting down (nil, not a NodeClaimNotFound
-// error) until the delay has passed since Karpenter first asked, as a real
-// cloud answers while it has not terminated an instance: Karpenter keeps
-// asking every few seconds and keeps the Node and the NodeClaim meanwhile.
-func (d *Decorator) Delete(ctx context.Context, nodeClaim *v1.NodeClaim) error {
-	rules, err := d.source.Rules(ctx)
-	if err != nil {
-		return fmt.Errorf("reading capacity rules, %w", err)
-	}
-	d.mu.Lock()
-	first, asked := d.terminating[nodeClaim.Name]
-	if !asked {
-		first = d.clock.Now()
-		d.terminating[nodeClaim.Name] = first
-	}
-	shuttingDown := d.clock.Since(first) < rules.TerminationDelay
-	if !shuttingDown {
-		delete(d.terminating, nodeClaim.Name)
-	}
-	d.mu.Unlock()
-	if shuttingDown {
-		return nil
-	}
-	return d.CloudProvider.Delete(ctx, nodeClaim)
 }
 
 // GetInstanceTypes marks the offerings refused within their TTL as unavailable.

@@ -184,15 +184,13 @@ func TestParseRules(t *testing.T) {
 		t.Fatalf("spot must be refused by the wildcard rule, got %v %v", o, ok)
 	}
 	for name, data := range map[string]map[string]string{
-		"unknown key":            {"refuse2": "[]"},
-		"unknown field":          {RefuseKey: "- {instancetype: x}"},
-		"not a list":             {RefuseKey: "instanceType: x"},
-		"bad ttl":                {TTLKey: "soon"},
-		"negative ttl":           {TTLKey: "-1s"},
-		"bad delay":              {LaunchDelayKey: "a while"},
-		"long delay":             {LaunchDelayKey: "11m"},
-		"bad termination delay":  {TerminationDelayKey: "forever"},
-		"long termination delay": {TerminationDelayKey: "11m"},
+		"unknown key":   {"refuse2": "[]"},
+		"unknown field": {RefuseKey: "- {instancetype: x}"},
+		"not a list":    {RefuseKey: "instanceType: x"},
+		"bad ttl":       {TTLKey: "soon"},
+		"negative ttl":  {TTLKey: "-1s"},
+		"bad delay":     {LaunchDelayKey: "a while"},
+		"long delay":    {LaunchDelayKey: "11m"},
 	} {
 		if _, err := ParseRules(data); err == nil {
 			t.Errorf("%s: want an error", name)
@@ -231,35 +229,6 @@ func TestLaunchDelay(t *testing.T) {
 	cancel()
 	if _, err := d.Create(ctx, nodeClaim(map[string][]string{corev1.LabelInstanceTypeStable: {"small"}})); !errors.Is(err, context.Canceled) {
 		t.Fatalf("a cancelled launch: %v, want context.Canceled", err)
-	}
-}
-
-// A termination delay reports the instance shutting down (no error, not
-// NotFound) until the delay has passed since Karpenter first asked; then
-// the cloud terminates it. Without one, the cloud is asked at once.
-func TestTerminationDelay(t *testing.T) {
-	r, err := ParseRules(map[string]string{TerminationDelayKey: "2m"})
-	if err != nil || r.TerminationDelay != 2*time.Minute || !r.Empty() {
-		t.Fatalf("rules %+v, %v: want a 2m termination delay and no refusal", r, err)
-	}
-	inner, src, clk, d := newFixture(t)
-	src.rules = r
-	nc := nodeClaim(map[string][]string{corev1.LabelInstanceTypeStable: {"small"}})
-	for _, after := range []time.Duration{0, time.Minute, 59 * time.Second} {
-		clk.Step(after)
-		if err := d.Delete(context.Background(), nc); err != nil || len(inner.DeleteCalls) != 0 {
-			t.Fatalf("%s after the first ask: %v, %d cloud deletes; want shutting down (nil) and none", after, err, len(inner.DeleteCalls))
-		}
-	}
-	clk.Step(time.Second)
-	if err := d.Delete(context.Background(), nc); len(inner.DeleteCalls) != 1 {
-		t.Fatalf("at the delay: %v, %d cloud deletes; want the instance terminated", err, len(inner.DeleteCalls))
-	}
-	src.rules = Rules{}
-	other := nc.DeepCopy()
-	other.Name = "other"
-	if err := d.Delete(context.Background(), other); len(inner.DeleteCalls) != 2 {
-		t.Fatalf("without a delay: %v, %d cloud deletes; want one more at once", err, len(inner.DeleteCalls))
 	}
 }
 

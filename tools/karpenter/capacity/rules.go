@@ -33,12 +33,6 @@ const (
 	// sensitivity measurement (make sensitivity) sets it to slow
 	// NodeClaim-ready by a known factor.
 	LaunchDelayKey = "launchDelay"
-	// TerminationDelayKey is the optional data key with how long the cloud
-	// takes to terminate an instance once Karpenter first asks (a Go
-	// duration): until then the instance is reported shutting down, as
-	// a real cloud does while it has not terminated it. nodeprint's fault
-	// termination-stuck sets it longer than its run, so drained nodes stay.
-	TerminationDelayKey = "terminationDelay"
 	// DefaultUnavailableTTL mirrors the AWS provider's insufficient-capacity
 	// cache: after a refusal, the offering is unavailable for three minutes.
 	DefaultUnavailableTTL = 3 * time.Minute
@@ -75,8 +69,6 @@ type Rules struct {
 	Refuse         []Offering
 	UnavailableTTL time.Duration
 	LaunchDelay    time.Duration
-	// TerminationDelay is how long an instance takes to terminate (0: at once).
-	TerminationDelay time.Duration
 }
 
 // Empty reports whether the rules refuse nothing.
@@ -97,8 +89,8 @@ func (r Rules) Refuses(it, zone, ct string) (Offering, bool) {
 func ParseRules(data map[string]string) (Rules, error) {
 	r := Rules{UnavailableTTL: DefaultUnavailableTTL}
 	for k := range data {
-		if k != RefuseKey && k != TTLKey && k != LaunchDelayKey && k != TerminationDelayKey {
-			return Rules{}, fmt.Errorf("configmap %s: unknown key %q (want %q, %q, %q or %q)", ConfigMapName, k, RefuseKey, TTLKey, LaunchDelayKey, TerminationDelayKey)
+		if k != RefuseKey && k != TTLKey && k != LaunchDelayKey {
+			return Rules{}, fmt.Errorf("configmap %s: unknown key %q (want %q, %q or %q)", ConfigMapName, k, RefuseKey, TTLKey, LaunchDelayKey)
 		}
 	}
 	if raw := strings.TrimSpace(data[RefuseKey]); raw != "" {
@@ -123,17 +115,12 @@ func ParseRules(data map[string]string) (Rules, error) {
 		}
 		r.UnavailableTTL = d
 	}
-	for _, x := range []struct {
-		key string
-		to  *time.Duration
-	}{{LaunchDelayKey, &r.LaunchDelay}, {TerminationDelayKey, &r.TerminationDelay}} {
-		if raw := strings.TrimSpace(data[x.key]); raw != "" {
-			d, err := time.ParseDuration(raw)
-			if err != nil || d < 0 || d > 10*time.Minute {
-				return Rules{}, fmt.Errorf("configmap %s: data.%s: %q is not a duration from 0 to 10m such as 500ms", ConfigMapName, x.key, raw)
-			}
-			*x.to = d
+	if raw := strings.TrimSpace(data[LaunchDelayKey]); raw != "" {
+		d, err := time.ParseDuration(raw)
+		if err != nil || d < 0 || d > 10*time.Minute {
+			return Rules{}, fmt.Errorf("configmap %s: data.%s: %q is not a duration from 0 to 10m such as 500ms", ConfigMapName, LaunchDelayKey, raw)
 		}
+		r.LaunchDelay = d
 	}
 	return r, nil
 }
