@@ -406,15 +406,12 @@ var signalDefs = []SignalDef{
 		}},
 	{ID: "disruption.fewerRemoved", Help: "how many fewer NodeClaims the scale-in removed than the fewest any baseline run's scale-in removed",
 		compute: func(in *Input) (float64, bool, string) {
-			d := scaleIn(in)
+			d, runs, why := scaleInAndBaseline(in)
 			if d == nil {
-				return 0, false, "no scale-in ran"
-			}
-			if in.Baseline == nil || in.Baseline.Disruption == nil || len(in.Baseline.Disruption.Runs) == 0 {
-				return 0, false, "no baseline scale-in"
+				return 0, false, why
 			}
 			least := math.MaxInt
-			for _, r := range in.Baseline.Disruption.Runs {
+			for _, r := range runs {
 				least = min(least, sumCounts(r.Disrupted))
 			}
 			got := sumCounts(d.Disrupted)
@@ -438,15 +435,12 @@ var signalDefs = []SignalDef{
 		}},
 	{ID: "disruption.replacedAgain", Help: "NodeClaims Karpenter launched during the scale-in to replace disrupted ones and then disrupted for the same reason (turns of a replacement loop), beyond the most any baseline run's scale-in had",
 		compute: func(in *Input) (float64, bool, string) {
-			d := scaleIn(in)
+			d, runs, why := scaleInAndBaseline(in)
 			if d == nil {
-				return 0, false, "no scale-in ran"
-			}
-			if in.Baseline == nil || in.Baseline.Disruption == nil || len(in.Baseline.Disruption.Runs) == 0 {
-				return 0, false, "no baseline scale-in"
+				return 0, false, why
 			}
 			most := 0
-			for _, r := range in.Baseline.Disruption.Runs {
+			for _, r := range runs {
 				most = max(most, r.ReplacedAgain)
 			}
 			detail := fmt.Sprintf("%d replacement(s) replaced again for the same reason against at most %d in a baseline run", len(d.ReplacedAgain), most)
@@ -829,6 +823,20 @@ func sumCounts(m map[string]int) int {
 		n += v
 	}
 	return n
+}
+
+// scaleInAndBaseline is the run's scale-in and the baseline's recorded
+// ones, for a signal that compares them; nil and why not when either is
+// missing.
+func scaleInAndBaseline(in *Input) (*fingerprint.Disruption, []fingerprint.DisruptionRun, string) {
+	d := scaleIn(in)
+	if d == nil {
+		return nil, nil, "no scale-in ran"
+	}
+	if in.Baseline == nil || in.Baseline.Disruption == nil || len(in.Baseline.Disruption.Runs) == 0 {
+		return nil, nil, "no baseline scale-in"
+	}
+	return d, in.Baseline.Disruption.Runs, ""
 }
 
 // scaleIn is the run's scale-in, nil when none ran.

@@ -212,16 +212,19 @@ func ComputeDisruption(ob *observe.Observation, cat *catalog.Catalog, np *karpv1
 // drain by NotGoneAfter. A NodeClaim whose node still has a pod of the
 // run on it is being drained, not terminated, and is left out.
 func notGone(ob *observe.Observation, start time.Time) []Lingering {
+	onNode := map[string][]*observe.PodRecord{}
+	for _, p := range ob.Pods {
+		if p.Node != "" {
+			onNode[p.Node] = append(onNode[p.Node], p)
+		}
+	}
 	var out []Lingering
 	for _, c := range sortedClaims(ob) {
 		if c.Deleted.IsZero() || c.Deleted.Before(start.Add(-time.Second)) {
 			continue
 		}
 		drained, ok := c.Deleted, true
-		for _, p := range ob.Pods {
-			if c.Node == "" || p.Node != c.Node {
-				continue
-			}
+		for _, p := range onNode[c.Node] {
 			if p.Deleted.IsZero() {
 				ok = false
 				break
