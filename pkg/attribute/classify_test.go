@@ -106,6 +106,10 @@ func TestEveryRuleDecidesItsOwnPattern(t *testing.T) {
 				c.Launched, c.Initialized = c.Created.Add(time.Second), c.Created.Add(41*time.Second)
 			}
 		}},
+		{"L1-node-finalizer-held", func(in *Input) {
+			notGone(in)
+			in.Observed.Disruption.NotGone[0].HeldBy = []string{"storage.example.com/detach"}
+		}},
 		{"L1-termination-stuck", func(in *Input) { notGone(in) }},
 		{"L2-nodeclass-missing", func(in *Input) {
 			pending(in)
@@ -271,6 +275,37 @@ func TestTerminationStuckNeedsTheSameKarpenter(t *testing.T) {
 	in.Diff.Deviations = append(in.Diff.Deviations, diff.Deviation{Path: "disruption.outcome", Baseline: "settled", Observed: "timed-out", Severity: diff.Regression})
 	if v := classify(t, in); v.Rule != "L2-karpenter-change" {
 		t.Errorf("not gone under another Karpenter: %s, want L2-karpenter-change", v.Summary())
+	}
+}
+
+// A Node held by another controller's finalizer is that controller's
+// whichever Karpenter runs: the change rule does not take it.
+func TestNodeFinalizerHeldUnderAnotherKarpenter(t *testing.T) {
+	in := healthy()
+	notGone(in)
+	in.Observed.Disruption.NotGone[0].HeldBy = []string{"storage.example.com/detach"}
+	in.Inputs.Karpenter.Version = "v1.15.0"
+	in.Diff = &diff.Diff{}
+	in.Diff.Deviations = append(in.Diff.Deviations, diff.Deviation{Path: "disruption.outcome", Baseline: "settled", Observed: "timed-out", Severity: diff.Regression})
+	v := classify(t, in)
+	if v.Rule != "L1-node-finalizer-held" {
+		t.Fatalf("held under another Karpenter: %s, want L1-node-finalizer-held", v.Summary())
+	}
+	if s, _ := v.Signal("disruption.notGoneHeld"); !strings.Contains(s.Detail, "held by the finalizer(s) storage.example.com/detach") {
+		t.Errorf("the evidence does not name the finalizer: %+v", s)
+	}
+}
+
+// A Node another controller holds is not the cloud's: the cloud's rule
+// does not fire beside the finalizer's.
+func TestAHeldNodeIsNotTheClouds(t *testing.T) {
+	in := healthy()
+	notGone(in)
+	in.Observed.Disruption.NotGone[0].HeldBy = []string{"storage.example.com/detach"}
+	for _, f := range classify(t, in).Fired {
+		if f.Rule == "L1-termination-stuck" {
+			t.Errorf("L1-termination-stuck fired for a Node held by another controller's finalizer: %+v", f)
+		}
 	}
 }
 

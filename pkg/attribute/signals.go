@@ -417,22 +417,10 @@ var signalDefs = []SignalDef{
 			got := sumCounts(d.Disrupted)
 			return float64(least - got), true, fmt.Sprintf("%d NodeClaim(s) removed against at least %d in every baseline run", got, least)
 		}},
-	{ID: "disruption.notGone", Help: fmt.Sprintf("NodeClaims the scale-in deleted that were still there %s after their node was drained (no pod of the run left on it): instances the cloud did not terminate", fingerprint.NotGoneAfter),
-		compute: func(in *Input) (float64, bool, string) {
-			d := scaleIn(in)
-			if d == nil {
-				return 0, false, "no scale-in ran"
-			}
-			var hit []string
-			for _, l := range d.NotGone {
-				state := "still there at the end"
-				if l.Gone {
-					state = "then gone"
-				}
-				hit = append(hit, fmt.Sprintf("%s drained at %.0f s, %.0f s later %s", l.NodeClaim, l.Drained, l.For, state))
-			}
-			return float64(len(hit)), true, strings.Join(hit, "; ")
-		}},
+	{ID: "disruption.notGone", Help: fmt.Sprintf("NodeClaims the scale-in deleted that were still there %s after their node was drained (no pod of the run left on it): instances that did not terminate, or Nodes another controller holds", fingerprint.NotGoneAfter),
+		compute: lingeringSignal(func(fingerprint.Lingering) bool { return true })},
+	{ID: "disruption.notGoneHeld", Help: fmt.Sprintf("NodeClaims the scale-in deleted that were still there %s after their node was drained, whose Node, once Karpenter's own finalizer was gone, still carried another: another controller holds the Node object, and the NodeClaim waits for it", fingerprint.NotGoneAfter),
+		compute: lingeringSignal(func(l fingerprint.Lingering) bool { return len(l.HeldBy) > 0 })},
 	{ID: "disruption.replacedAgain", Help: "NodeClaims Karpenter launched during the scale-in to replace disrupted ones and then disrupted for the same reason (turns of a replacement loop), beyond the most any baseline run's scale-in had",
 		compute: func(in *Input) (float64, bool, string) {
 			d, runs, why := scaleInAndBaseline(in)
@@ -845,4 +833,36 @@ func scaleIn(in *Input) *fingerprint.Disruption {
 		return d
 	}
 	return nil
+}
+
+// lingeringSignal counts the scale-in's NodeClaims that did not go after
+// their drain (fingerprint.Disruption.NotGone) and that count, each named.
+func lingeringSignal(count func(fingerprint.Lingering) bool) func(*Input) (float64, bool, string) {
+	return func(in *Input) (float64, bool, string) {
+		d := scaleIn(in)
+		if d == nil {
+			return 0, false, "no scale-in ran"
+		}
+		var hit []string
+		for _, l := range d.NotGone {
+			if count(l) {
+				hit = append(hit, lingering(l))
+			}
+		}
+		return float64(len(hit)), true, strings.Join(hit, "; ")
+	}
+}
+
+// lingering says when a deleted NodeClaim was drained, how long it stayed
+// and, where its Node carries them, the finalizers that are not Karpenter's.
+func lingering(l fingerprint.Lingering) string {
+	state := "still there at the end"
+	if l.Gone {
+		state = "then gone"
+	}
+	s := fmt.Sprintf("%s drained at %.0f s, %.0f s later %s", l.NodeClaim, l.Drained, l.For, state)
+	if len(l.HeldBy) > 0 {
+		s += fmt.Sprintf(", its Node held by the finalizer(s) %s", strings.Join(l.HeldBy, ", "))
+	}
+	return s
 }

@@ -9,6 +9,7 @@ package faults
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -317,8 +318,9 @@ func (b *base) labels() map[string]string {
 }
 
 // Leftovers lists what faults created that still exists: KWOK stages,
-// admission policies and bindings labelled with the fault label, and the
-// capacity ConfigMap. After every restore it must be empty.
+// admission policies and bindings labelled with the fault label, the
+// capacity ConfigMap and Nodes that carry the node-finalizer fault's
+// finalizer. After every restore it must be empty.
 func Leftovers(ctx context.Context, c client.Client) ([]string, error) {
 	var out []string
 	has := client.HasLabels{Label}
@@ -348,6 +350,15 @@ func Leftovers(ctx context.Context, c client.Client) ([]string, error) {
 			if o, ok := it.(client.Object); ok {
 				out = append(out, l.kind+"/"+o.GetName())
 			}
+		}
+	}
+	nodes := &corev1.NodeList{}
+	if err := c.List(ctx, nodes); err != nil {
+		return nil, fmt.Errorf("failed to list Nodes: %w", err)
+	}
+	for _, n := range nodes.Items {
+		if slices.Contains(n.Finalizers, NodeFinalizer) {
+			out = append(out, "Node/"+n.Name+" (finalizer "+NodeFinalizer+")")
 		}
 	}
 	cm := &corev1.ConfigMap{}

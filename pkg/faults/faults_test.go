@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -50,7 +51,7 @@ func validate(f *scenario.Fault) []string {
 
 func TestCatalogIsComplete(t *testing.T) {
 	want := []string{"apiserver-degraded", "capacity-shortage", "consolidation-churn", "cpu-spike", "crash-loop", "do-not-disrupt", "image-pull-failure",
-		"memory-leak", "missing-nodeclass", "node-not-ready", "nodepool-limits", "nodepool-mismatch", "oversized-requests", "registration-blocked", "slow-boot"}
+		"memory-leak", "missing-nodeclass", "node-finalizer", "node-not-ready", "nodepool-limits", "nodepool-mismatch", "oversized-requests", "registration-blocked", "slow-boot"}
 	var got []string
 	for _, d := range Catalog() {
 		got = append(got, d.Name)
@@ -246,6 +247,51 @@ func TestCapacityShortageOwnsItsConfigMap(t *testing.T) {
 		t.Fatal(err)
 	}
 	if left, _ := Leftovers(context.Background(), tg.Client); len(left) != 0 {
+		t.Errorf("after restore: %v", left)
+	}
+}
+
+// node-finalizer binds its stage to the run and refuses a scenario that
+// removes no node; its restore takes its finalizer, and only its, off the
+// run's Nodes, and a Node of the run left with it is a leftover.
+func TestNodeFinalizerReleasesTheRunsNodes(t *testing.T) {
+	ctx := context.Background()
+	tg := target(t)
+	tg.Scenario = &scenario.Scenario{}
+	if _, err := New(&scenario.Fault{Name: "node-finalizer"}, tg); err == nil || !strings.Contains(err.Error(), "scaleIn") {
+		t.Errorf("a scenario without scaleIn: got %v", err)
+	}
+	tg.Scenario.Spec.ScaleIn = &scenario.ScaleIn{}
+	inj := inject(t, tg, scenario.Fault{Name: "node-finalizer"})
+	if st := listStages(t, tg.Client); len(st) != 1 || st[0].GetName() != "nodeprint-node-finalizer-run1" {
+		t.Fatalf("stages: %v", st)
+	}
+	node := func(name, pool string, finalizers ...string) *corev1.Node {
+		n := &corev1.Node{}
+		n.Name, n.Labels, n.Finalizers = name, map[string]string{karpv1.NodePoolLabelKey: pool}, finalizers
+		if err := tg.Client.Create(ctx, n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	node("held", "run1", "karpenter.sh/termination", NodeFinalizer)
+	node("free", "run1", "karpenter.sh/termination")
+	if left, _ := Leftovers(ctx, tg.Client); !slices.Contains(left, "Node/held (finalizer "+NodeFinalizer+")") {
+		t.Errorf("a held Node is not a leftover: %v", left)
+	}
+	if err := inj.Restore(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string][]string{"held": {"karpenter.sh/termination"}, "free": {"karpenter.sh/termination"}} {
+		got := &corev1.Node{}
+		if err := tg.Client.Get(ctx, client.ObjectKey{Name: name}, got); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, got.Finalizers); diff != "" {
+			t.Errorf("Node %s's finalizers after restore (-want +got):\n%s", name, diff)
+		}
+	}
+	if left, _ := Leftovers(ctx, tg.Client); len(left) != 0 {
 		t.Errorf("after restore: %v", left)
 	}
 }

@@ -12,6 +12,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/yaml"
 
 	"github.com/nodeprint/nodeprint/pkg/attribute"
@@ -66,6 +68,25 @@ func init() {
 		},
 	})
 	register(&Definition{
+		Name: "node-finalizer", Layer: L1,
+		Summary: "Another controller's finalizer holds the run's Nodes: a KWOK node stage of the fault's own adds " + NodeFinalizer +
+			" to each Node as it appears, so a Node that Karpenter deletes, drains and terminates stays, and its NodeClaim waits for it " +
+			"(needs a scenario with scaleIn).",
+		new: func(v Values, t *Target) (Injector, error) {
+			def, _ := Lookup("node-finalizer")
+			if t.Scenario == nil || t.Scenario.Spec.ScaleIn == nil {
+				return nil, fmt.Errorf("the scenario has no scaleIn: a finalizer that holds deleted Nodes only shows when Karpenter removes nodes (add scaleIn steps that empty, drift or expire them)")
+			}
+			n := &nodeFinalizer{staged: staged{base: base{def, v, t}, min: 15 * time.Second}}
+			n.stages = stages{b: &n.base}
+			n.objs = func() ([]client.Object, error) {
+				st, err := newStage("node-finalizer", stageParams{Run: t.Run})
+				return []client.Object{st}, err
+			}
+			return n, nil
+		},
+	})
+	register(&Definition{
 		Name: "registration-blocked", Layer: L1,
 		Summary: "A ValidatingAdmissionPolicy rejects the run's Node objects, so launched NodeClaims never register.",
 		new: func(v Values, t *Target) (Injector, error) {
@@ -106,6 +127,67 @@ func (s *staged) Inject(ctx context.Context) error {
 }
 
 func (s *staged) MinObserve() time.Duration { return s.min }
+
+// NodeFinalizer is the finalizer the node-finalizer fault's stage
+// (stages/node-finalizer.yaml) adds to the run's Nodes.
+const NodeFinalizer = "nodeprint.dev/fault-node-finalizer"
+
+// nodeFinalizer is the node-finalizer fault: its stage adds NodeFinalizer
+// to the run's Nodes; Restore deletes the stage, then takes the finalizer
+// off every Node that has it, so that the run's cleanup can delete them.
+type nodeFinalizer struct {
+	staged
+}
+
+func (n *nodeFinalizer) Restore(ctx context.Context) error {
+	if err := n.stages.Restore(ctx); err != nil {
+		return err
+	}
+	// KWOK may still act on the deleted stage for a moment: the finalizer
+	// is taken off until two reads a second apart find none.
+	clean := 0
+	err := wait.PollUntilContextTimeout(ctx, time.Second, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		held, err := releaseNodes(ctx, n.t.Client, client.MatchingLabels{karpv1.NodePoolLabelKey: n.t.Run})
+		if err != nil {
+			return false, err
+		}
+		if held > 0 {
+			clean = 0
+			return false, nil
+		}
+		clean++
+		return clean == 2, nil
+	})
+	if err != nil {
+		return fmt.Errorf("fault node-finalizer: the run's Nodes still carried %s after 30s of taking it off: %w", NodeFinalizer, err)
+	}
+	return nil
+}
+
+// releaseNodes takes NodeFinalizer off the selected Nodes that have it
+// and says how many had it.
+func releaseNodes(ctx context.Context, c client.Client, opts ...client.ListOption) (int, error) {
+	nodes := &corev1.NodeList{}
+	if err := c.List(ctx, nodes, opts...); err != nil {
+		return 0, fmt.Errorf("failed to list Nodes: %w", err)
+	}
+	held := 0
+	for i := range nodes.Items {
+		node := &nodes.Items[i]
+		if !controllerutil.ContainsFinalizer(node, NodeFinalizer) {
+			continue
+		}
+		held++
+		stored := node.DeepCopy()
+		controllerutil.RemoveFinalizer(node, NodeFinalizer)
+		// A strategic merge patch removes the one finalizer and leaves the
+		// others, Karpenter's among them, whatever was written since.
+		if err := c.Patch(ctx, node, client.StrategicMergeFrom(stored)); client.IgnoreNotFound(err) != nil {
+			return held, fmt.Errorf("failed to take %s off Node %s: %w", NodeFinalizer, node.Name, err)
+		}
+	}
+	return held, nil
+}
 
 type capacity struct {
 	base

@@ -8,6 +8,7 @@ import "github.com/nodeprint/nodeprint/pkg/lang"
 var summaryZh = map[string]string{
 	"apiserver-degraded":   "Karpenter 访问 API Server 的流量经过 harness 的代理，代理增加延迟、拒绝一部分新连接并切断已建立的连接。",
 	"capacity-shortage":    "云厂商通过容量装饰器的 ConfigMap 拒绝部分规格（容量不足）。NodePool 允许其他容量类型或可用区时，Karpenter 回退，实例选择与成本随之偏移；不允许时 Pod 一直 Pending。",
+	"node-finalizer":       "其他控制器的 finalizer 扣住本次运行的 Node：故障自带的 KWOK 节点 stage 在每个 Node 出现时为其加上 nodeprint.dev/fault-node-finalizer，因此 Karpenter 删除、排空并终止的 Node 一直保留，其 NodeClaim 也一直等待（需要带 scaleIn 的场景）。",
 	"node-not-ready":       "运行中的节点在 Ready 一段时间后变为 NotReady（故障自带的 KWOK 节点 stage，类似 KWOK 的节点混沌 stage）。",
 	"do-not-disrupt":       "工作负载的新版本为其 Pod 加上 karpenter.sh/do-not-disrupt 注解：Karpenter 不得主动中断这些 Pod 所在的节点，缩容中对这些节点的漂移、整合或过期因此一直等待（需要带 scaleIn 的场景）。",
 	"registration-blocked": "一条 ValidatingAdmissionPolicy 拒绝本次运行的 Node 对象，已 Launched 的 NodeClaim 因此永远无法注册。",

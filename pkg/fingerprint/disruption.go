@@ -92,7 +92,17 @@ type Lingering struct {
 	Drained float64 `json:"drained"`
 	For     float64 `json:"for"`
 	Gone    bool    `json:"gone"`
+	// HeldBy are the finalizers on its Node as last seen when Karpenter's
+	// own are gone: another controller's, which keep the Node object, and
+	// so the NodeClaim that waits for it, after Karpenter is done. Empty
+	// when the Node went or Karpenter still holds it (it waits for the
+	// instance to terminate).
+	HeldBy []string `json:"heldBy,omitempty"`
 }
+
+// karpenterFinalizers is the domain of Karpenter's own finalizers
+// (karpenter.sh/termination).
+const karpenterFinalizers = "karpenter.sh/"
 
 // Hold is one NodeClaim Karpenter refused to disrupt for a pod's sake
 // (its DisruptionBlocked event): a pod annotated karpenter.sh/do-not-disrupt
@@ -238,11 +248,26 @@ func notGone(ob *observe.Observation, start time.Time) []Lingering {
 			end = c.Gone
 		}
 		if ok && end.Sub(drained) >= NotGoneAfter {
-			out = append(out, Lingering{NodeClaim: c.Name, Drained: seconds(drained.Sub(start)), For: seconds(end.Sub(drained)), Gone: !c.Gone.IsZero()})
+			out = append(out, Lingering{NodeClaim: c.Name, Drained: seconds(drained.Sub(start)), For: seconds(end.Sub(drained)), Gone: !c.Gone.IsZero(),
+				HeldBy: foreignFinalizers(ob.Nodes[c.Node])})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].NodeClaim < out[j].NodeClaim })
 	return out
+}
+
+// foreignFinalizers are the finalizers on n, sorted, once none of them is
+// Karpenter's: nil while Karpenter itself still holds the Node.
+func foreignFinalizers(n *observe.NodeRecord) []string {
+	if n == nil {
+		return nil
+	}
+	for _, f := range n.Finalizers {
+		if strings.HasPrefix(f, karpenterFinalizers) {
+			return nil
+		}
+	}
+	return slices.Sorted(slices.Values(n.Finalizers))
 }
 
 // replacedAgain are the NodeClaims launched as replacements after start

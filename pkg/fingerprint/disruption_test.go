@@ -188,6 +188,9 @@ func TestDisruptionReplacedAgain(t *testing.T) {
 // did not terminate; one that went within that time, one whose node still
 // runs a pod of the run (a drain, not a termination) and one deleted
 // before the scale-in are not counted. The drain ends with the last pod.
+// A lingering NodeClaim whose Node has only finalizers that are not
+// Karpenter's names them: another controller holds it once Karpenter is
+// done.
 func TestDisruptionNotGone(t *testing.T) {
 	t0 := time.Date(2026, 12, 5, 9, 0, 0, 0, time.UTC)
 	at := func(s float64) time.Time { return t0.Add(time.Duration(s * float64(time.Second))) }
@@ -198,13 +201,23 @@ func TestDisruptionNotGone(t *testing.T) {
 	ob.NodeClaims["b"].Gone = at(21 + 91)                                      // p2 gone at +21 s, the claim 91 s later
 	ob.NodeClaims["f"].Deleted, ob.NodeClaims["f"].Gone = at(-30), time.Time{} // before the scale-in
 	ob.Pods["p5"] = &observe.PodRecord{Name: "p5", Node: "node-c", Deleted: at(60)}
+	if ob.Nodes == nil {
+		ob.Nodes = map[string]*observe.NodeRecord{}
+	}
+	ob.Nodes["node-b"] = &observe.NodeRecord{Name: "node-b", Finalizers: []string{"karpenter.sh/termination"}}
+	ob.Nodes["node-c"] = &observe.NodeRecord{Name: "node-c", Finalizers: []string{"storage.example.com/detach", "agent.example.com/drain"}}
+	// Karpenter's own finalizer still there: it still waits (for the
+	// instance), whatever else holds the Node.
+	ob.NodeClaims["e"] = &observe.NodeClaimRecord{Name: "e", InstanceType: "c-2x", CapacityType: "on-demand", Node: "node-e", Created: at(-100), Initialized: at(-95), Deleted: at(55)}
+	ob.Nodes["node-e"] = &observe.NodeRecord{Name: "node-e", Finalizers: []string{"storage.example.com/detach", "karpenter.sh/termination"}}
 	d, err := ComputeDisruption(ob, nil, &karpv1.NodePool{}, t0, []time.Time{t0})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []Lingering{
 		{NodeClaim: "b", Drained: 21, For: 91, Gone: true},
-		{NodeClaim: "c", Drained: 60, For: 140},
+		{NodeClaim: "c", Drained: 60, For: 140, HeldBy: []string{"agent.example.com/drain", "storage.example.com/detach"}},
+		{NodeClaim: "e", Drained: 55, For: 145},
 	}
 	if diff := cmp.Diff(want, d.NotGone); diff != "" {
 		t.Fatalf("not gone (-want +got):\n%s", diff)

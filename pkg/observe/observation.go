@@ -135,6 +135,9 @@ type NodeRecord struct {
 	Zone         string    `json:"zone"`
 	// Labels are the node's labels, for checking them against the NodePool.
 	Labels map[string]string `json:"labels,omitempty"`
+	// Finalizers are the node's finalizers as last seen, nil once the Node
+	// is gone: what holds a deleted Node back.
+	Finalizers []string `json:"finalizers,omitempty"`
 	// Received are the local times of Created and Ready.
 	Received Received `json:"received,omitzero"`
 }

@@ -344,6 +344,10 @@ func (o *Observer) onNode(obj any, deleted bool) {
 		}
 	}
 	r.Labels = n.Labels
+	r.Finalizers = n.Finalizers
+	if deleted {
+		r.Finalizers = nil
+	}
 	for _, c := range n.Status.Conditions {
 		if c.Type != corev1.NodeReady {
 			continue

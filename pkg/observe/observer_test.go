@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -144,6 +145,25 @@ func TestNodeClaimGone(t *testing.T) {
 	o.onNodeClaim(nc, true)
 	if r := o.ob.NodeClaims["c1"]; r.Gone.IsZero() {
 		t.Fatalf("a NodeClaim that disappeared is gone: %+v", r)
+	}
+}
+
+// A Node's finalizers are kept as last seen while it exists: what holds a
+// deleted Node back. Once it is gone, nothing does.
+func TestNodeFinalizers(t *testing.T) {
+	o := newObserver(Target{})
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", CreationTimestamp: metav1.Now(), Finalizers: []string{"karpenter.sh/termination"}}}
+	o.onNode(n, false)
+	del := metav1.Now()
+	n = n.DeepCopy()
+	n.DeletionTimestamp, n.Finalizers = &del, []string{"storage.example.com/detach"}
+	o.onNode(n, false)
+	if diff := cmp.Diff([]string{"storage.example.com/detach"}, o.ob.Nodes["n1"].Finalizers); diff != "" {
+		t.Fatalf("a Node being deleted (-want +got):\n%s", diff)
+	}
+	o.onNode(n, true)
+	if f := o.ob.Nodes["n1"].Finalizers; f != nil {
+		t.Fatalf("a Node that disappeared is held by nothing, got %v", f)
 	}
 }
 

@@ -56,6 +56,8 @@ func trimNode(obj any) (any, error) {
 		return obj, nil
 	}
 	out := &corev1.Node{ObjectMeta: meta(n.ObjectMeta, true)}
+	// What holds a deleted Node back (NodeRecord.Finalizers).
+	out.Finalizers = n.Finalizers
 	for _, c := range n.Status.Conditions {
 		if c.Type == corev1.NodeReady {
 			out.Status.Conditions = []corev1.NodeCondition{{Type: c.Type, Status: c.Status, LastTransitionTime: c.LastTransitionTime}}

@@ -37,7 +37,8 @@ func fullObjects(t *testing.T) (pod *corev1.Pod, node *corev1.Node, claim *unstr
 	}
 	node = &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{Name: "n1", ResourceVersion: "7", CreationTimestamp: ts, ManagedFields: managed,
-			Labels: map[string]string{corev1.LabelInstanceTypeStable: "c-4x", karpv1.CapacityTypeLabelKey: "spot", corev1.LabelTopologyZone: "zone-a"}},
+			Finalizers: []string{"storage.example.com/detach"},
+			Labels:     map[string]string{corev1.LabelInstanceTypeStable: "c-4x", karpv1.CapacityTypeLabelKey: "spot", corev1.LabelTopologyZone: "zone-a"}},
 		Status: corev1.NodeStatus{Conditions: []corev1.NodeCondition{
 			{Type: corev1.NodeMemoryPressure, Status: corev1.ConditionFalse, LastTransitionTime: ts},
 			{Type: corev1.NodeReady, Status: corev1.ConditionTrue, LastTransitionTime: later},

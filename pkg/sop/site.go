@@ -214,6 +214,23 @@ var fields = []field{
 	{"outcomes.pending", func(f *fingerprint.Fingerprint) any { return float64(f.Outcomes.Pending) }, "n"},
 	{"outcomes.restarting", func(f *fingerprint.Fingerprint) any { return float64(f.Outcomes.Restarting) }, "n"},
 	{"outcomes.oomKilled", func(f *fingerprint.Fingerprint) any { return float64(f.Outcomes.OOMKilled) }, "n"},
+	// The scale-in, where the scenario has one (both runs without it read
+	// the same and show no row).
+	{"disruption.outcome", func(f *fingerprint.Fingerprint) any { return string(scaleIn(f).Outcome) }, "k"},
+	{"disruption.decisions", func(f *fingerprint.Fingerprint) any { return float64(len(scaleIn(f).Decisions)) }, "n"},
+	{"disruption.maxDisrupting", func(f *fingerprint.Fingerprint) any { return float64(scaleIn(f).MaxDisrupting) }, "n"},
+	{"disruption.evicted", func(f *fingerprint.Fingerprint) any { return float64(scaleIn(f).Evicted) }, "n"},
+	{"disruption.after.nodes", func(f *fingerprint.Fingerprint) any { return float64(scaleIn(f).After.Nodes) }, "n"},
+	{"disruption.after.hourlyCost", func(f *fingerprint.Fingerprint) any { return scaleIn(f).After.HourlyCost }, "$"},
+	{"disruption.notGone", func(f *fingerprint.Fingerprint) any { return float64(len(scaleIn(f).NotGone)) }, "n"},
+}
+
+// scaleIn is f's scale-in, empty where it had none.
+func scaleIn(f *fingerprint.Fingerprint) *fingerprint.Disruption {
+	if f.Disruption == nil {
+		return &fingerprint.Disruption{}
+	}
+	return f.Disruption
 }
 
 // moves are the fields that differ between the clean and the faulted run,

@@ -97,6 +97,7 @@ func TestPageNumbersMatchTheCommittedFingerprints(t *testing.T) {
 		for _, f := range []struct{ path, unit string }{
 			{"selection.nodes", ""}, {"selection.hourlyCost", "$"}, {"outcomes.running", ""}, {"outcomes.pending", ""},
 			{"outcomes.oomKilled", ""}, {"timing.podReady.p50", "s"}, {"timing.nodeClaimReady.p50", "s"},
+			{"disruption.maxDisrupting", ""}, {"disruption.evicted", ""}, {"disruption.after.nodes", ""}, {"disruption.after.hourlyCost", "$"},
 		} {
 			clean, faulted := lookup(raw, "baseline."+f.path), lookup(raw, "faulted."+f.path)
 			if clean == faulted {
