@@ -228,6 +228,21 @@ func TestDrainHeldNeedsFewerRemovalsUnderTheSameKarpenter(t *testing.T) {
 	}
 }
 
+// Consolidation or drift that stops under the baseline's Karpenter and
+// NodePool, with no pod Karpenter names as the hold, has no mechanism on
+// record: the verdict says so rather than guess a layer.
+func TestScaleInThatStopsWithNothingChangedIsInconclusive(t *testing.T) {
+	in := healthy()
+	drainHeld(in, 3)
+	in.Observed.Disruption.Held = nil
+	in.Diff = &diff.Diff{}
+	in.Diff.Deviations = append(in.Diff.Deviations, diff.Deviation{Path: "disruption.disrupted.Drifted", Baseline: "3", Observed: "0", Severity: diff.Regression})
+	v := classify(t, in)
+	if v.Verdict != Inconclusive || v.Layer != "" || v.Reason == "" {
+		t.Fatalf("a scale-in that stopped with nothing changed and no hold: %s (layer %q), want inconclusive with a reason", v.Summary(), v.Layer)
+	}
+}
+
 // replacedAgain is a regressed scale-in in which Karpenter replaced two of
 // its own drift replacements again, where each baseline run did so
 // baselineMost times.
