@@ -590,6 +590,23 @@ rules:
 	}
 }
 
+// A rule's own meanwhile advice needs both languages, as its title does.
+func TestParseRulesRejectsAMeanwhileInOneLanguage(t *testing.T) {
+	lines := strings.Split(string(rulesYAML), "\n")
+	n := 0
+	for i, l := range lines {
+		if strings.HasPrefix(l, "  meanwhile: {en: ") {
+			lines[i], n = `  meanwhile: {en: "only English"}`, n+1
+		}
+	}
+	if n == 0 {
+		t.Fatal("no rule of rules.yaml has its own meanwhile")
+	}
+	if _, err := ParseRules([]byte(strings.Join(lines, "\n"))); err == nil || !strings.Contains(err.Error(), "meanwhile needs en and zh") {
+		t.Errorf("a meanwhile without zh: got %v", err)
+	}
+}
+
 // A node class that could not be read (a 403, a timeout) is unknown: the
 // node-class rule must not fire on it, and the signal says why it is
 // unavailable. The same run with the class known to be missing fires it.

@@ -108,6 +108,10 @@ type Rule struct {
 	When     []Condition `json:"when"`
 	Checks   []Check     `json:"checks"`
 	RulesOut Text        `json:"rulesOut"`
+	// Meanwhile, when set, replaces the layer's escalation.meanwhile on
+	// the rule's runbook page: what to do while the owner looks, where
+	// the layer's general advice would not help (or would hurt).
+	Meanwhile *Text `json:"meanwhile,omitempty"`
 }
 
 // RuleSet is the rules and the owner of each layer.
@@ -175,6 +179,9 @@ func ParseRules(b []byte) (*RuleSet, error) {
 				errs = append(errs, at+": title, symptom and rulesOut need en and zh")
 				break
 			}
+		}
+		if m := r.Meanwhile; m != nil && (m.En == "" || m.Zh == "") {
+			errs = append(errs, at+": meanwhile needs en and zh")
 		}
 		if len(r.Checks) == 0 {
 			errs = append(errs, at+": a rule needs at least one check")

@@ -124,6 +124,9 @@ func newSite(in *Input, lang string) *site {
 			RulesOut: r.RulesOut.In(lang), Owner: in.Rules.Owners[r.Layer].In(lang),
 			Position:   fmt.Sprintf(msg(lang, "rulePosition"), i+1, len(in.Rules.Rules)),
 			Escalation: s.escalation(r.Layer)}
+		if r.Meanwhile != nil {
+			v.Escalation.Meanwhile = r.Meanwhile.In(lang)
+		}
 		for _, c := range r.When {
 			v.Conditions = append(v.Conditions, condView{Signal: c.Signal, Cond: opSymbol(c.Op) + " " + num(c.Value), Help: help[c.Signal]})
 		}

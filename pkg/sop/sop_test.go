@@ -61,8 +61,21 @@ func TestEveryRuleAndBaselineHasAPageInBothLanguages(t *testing.T) {
 			if !strings.Contains(html, `<section id="rule-`+r.ID+`"`) {
 				t.Errorf("rule %s has no section in %s/runbook.html", r.ID, l)
 			}
-			if !strings.Contains(string(files[l+"/rules/"+r.ID+".md"]), r.Title.In(l)) {
+			page := string(files[l+"/rules/"+r.ID+".md"])
+			if !strings.Contains(page, r.Title.In(l)) {
 				t.Errorf("%s/rules/%s.md lacks the rule's %s title", l, r.ID, l)
+			}
+			// The rule's own meanwhile advice, where it has one, replaces
+			// the layer's.
+			meanwhile := in.Rules.Escalation[r.Layer].Meanwhile.In(l)
+			if r.Meanwhile != nil {
+				meanwhile = r.Meanwhile.In(l)
+				if strings.Contains(page, in.Rules.Escalation[r.Layer].Meanwhile.In(l)) {
+					t.Errorf("%s/rules/%s.md gives the layer's meanwhile beside the rule's own", l, r.ID)
+				}
+			}
+			if !strings.Contains(page, meanwhile) {
+				t.Errorf("%s/rules/%s.md lacks its meanwhile advice %q", l, r.ID, meanwhile)
 			}
 		}
 		for _, b := range in.Baselines {
