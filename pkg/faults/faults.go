@@ -304,6 +304,16 @@ func New(f *scenario.Fault, t *Target) (Injector, error) {
 	return d.new(v, t)
 }
 
+// needScaleIn refuses a scenario without scaleIn for a fault whose effect
+// shows only when Karpenter removes nodes: what says so ("… only shows"),
+// steps names the scaleIn steps that would show it.
+func needScaleIn(t *Target, what, steps string) error {
+	if t.Scenario == nil || t.Scenario.Spec.ScaleIn == nil {
+		return fmt.Errorf("the scenario has no scaleIn: %s when Karpenter removes nodes (add scaleIn steps that %s)", what, steps)
+	}
+	return nil
+}
+
 // base carries what every injector has.
 type base struct {
 	def *Definition

@@ -263,8 +263,14 @@ func TestNodeFinalizerReleasesTheRunsNodes(t *testing.T) {
 	}
 	tg.Scenario.Spec.ScaleIn = &scenario.ScaleIn{}
 	inj := inject(t, tg, scenario.Fault{Name: "node-finalizer"})
-	if st := listStages(t, tg.Client); len(st) != 1 || st[0].GetName() != "nodeprint-node-finalizer-run1" {
+	st := listStages(t, tg.Client)
+	if len(st) != 1 || st[0].GetName() != "nodeprint-node-finalizer-run1" {
 		t.Fatalf("stages: %v", st)
+	}
+	// The stage adds the finalizer restore and Leftovers look for.
+	add, _, _ := unstructured.NestedSlice(st[0].Object, "spec", "next", "finalizers", "add")
+	if diff := cmp.Diff([]any{map[string]any{"value": NodeFinalizer}}, add); diff != "" {
+		t.Errorf("the stage's finalizers (-want +got):\n%s", diff)
 	}
 	node := func(name, pool string, finalizers ...string) *corev1.Node {
 		n := &corev1.Node{}

@@ -74,8 +74,8 @@ func init() {
 			"(needs a scenario with scaleIn).",
 		new: func(v Values, t *Target) (Injector, error) {
 			def, _ := Lookup("node-finalizer")
-			if t.Scenario == nil || t.Scenario.Spec.ScaleIn == nil {
-				return nil, fmt.Errorf("the scenario has no scaleIn: a finalizer that holds deleted Nodes only shows when Karpenter removes nodes (add scaleIn steps that empty, drift or expire them)")
+			if err := needScaleIn(t, "a finalizer that holds deleted Nodes only shows", "empty, drift or expire them"); err != nil {
+				return nil, err
 			}
 			n := &nodeFinalizer{staged: staged{base: base{def, v, t}, min: 15 * time.Second}}
 			n.stages = stages{b: &n.base}

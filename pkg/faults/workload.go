@@ -257,8 +257,8 @@ type doNotDisrupt struct {
 
 func newDoNotDisrupt(v Values, t *Target) (Injector, error) {
 	def, _ := Lookup("do-not-disrupt")
-	if t.Scenario == nil || t.Scenario.Spec.ScaleIn == nil {
-		return nil, fmt.Errorf("the scenario has no scaleIn: pods that may not be disrupted only show when Karpenter removes nodes (add scaleIn steps that drift, consolidate or expire them)")
+	if err := needScaleIn(t, "pods that may not be disrupted only show", "drift, consolidate or expire them"); err != nil {
+		return nil, err
 	}
 	d, err := deployment(v, t)
 	if err != nil {
