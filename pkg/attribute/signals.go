@@ -659,7 +659,7 @@ var signalDefs = []SignalDef{
 		}},
 	{ID: "inputs.policyChanged", Help: "1 when the NodePool or node class as applied differs from the baseline's",
 		compute: func(in *Input) (float64, bool, string) { return changed(in, inputs.KindPolicy) }},
-	{ID: "inputs.workloadChanged", Help: "1 when a workload's pod template, replicas or HPA as applied differs from the baseline's",
+	{ID: "inputs.workloadChanged", Help: "1 when a workload's pod template, replicas, HPA or PodDisruptionBudget as applied differs from the baseline's",
 		compute: func(in *Input) (float64, bool, string) { return changed(in, inputs.KindWorkload) }},
 	{ID: "inputs.karpenterChanged", Help: "1 when Karpenter's version, binary or settings differ from the baseline's",
 		compute: func(in *Input) (float64, bool, string) { return changed(in, inputs.KindKarpenter) }},

@@ -49,7 +49,7 @@ var signalHelpZh = map[string]string{
 	"karpenter.nodeClaimSurge":           fmt.Sprintf("Karpenter 创建的 NodeClaim 数至少是基线在相同 Pod 数下所需的 %.0f 倍（且多出 %d 个以上）时为 1：这是它自身的写入量，可能拖慢它随后依赖的 API Server", SurgeRatio, SurgeExcess),
 	"diff.regressions":                   "指纹相对基线、校验不通过的偏差数",
 	"inputs.policyChanged":               "实际应用的 NodePool 或 NodeClass 与基线不同时为 1",
-	"inputs.workloadChanged":             "实际应用的某个工作负载的 Pod 模板、副本数或 HPA 与基线不同时为 1",
+	"inputs.workloadChanged":             "实际应用的某个工作负载的 Pod 模板、副本数、HPA 或 PodDisruptionBudget 与基线不同时为 1",
 	"inputs.karpenterChanged":            "Karpenter 的版本、二进制或设置与基线不同时为 1",
 	"inputs.catalogChanged":              "实例目录（云上可提供的实例）与基线不同时为 1",
 }

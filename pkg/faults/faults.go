@@ -21,6 +21,7 @@ import (
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
@@ -53,6 +54,10 @@ type Target struct {
 	NodePool    *karpv1.NodePool
 	NodeClass   *kwokv1alpha1.KWOKNodeClass
 	Deployments []*appsv1.Deployment
+	// SetPDB gives a workload of Deployments a PodDisruptionBudget with
+	// spec's bounds, in place of the one the scenario gave it (the run
+	// names it and selects the workload's pods).
+	SetPDB func(d *appsv1.Deployment, spec policyv1.PodDisruptionBudgetSpec)
 	// Scenario is the scenario being run (its workloads as written).
 	Scenario *scenario.Scenario
 	// Largest is the largest instance of the run's catalog (cpu, memory), for

@@ -10,8 +10,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	kwokv1alpha1 "sigs.k8s.io/karpenter/kwok/apis/v1alpha1"
@@ -51,7 +53,7 @@ func validate(f *scenario.Fault) []string {
 
 func TestCatalogIsComplete(t *testing.T) {
 	want := []string{"apiserver-degraded", "capacity-shortage", "consolidation-churn", "cpu-spike", "crash-loop", "do-not-disrupt", "image-pull-failure",
-		"memory-leak", "missing-nodeclass", "node-finalizer", "node-not-ready", "nodepool-limits", "nodepool-mismatch", "oversized-requests", "registration-blocked", "slow-boot"}
+		"memory-leak", "missing-nodeclass", "node-finalizer", "node-not-ready", "nodepool-limits", "nodepool-mismatch", "oversized-requests", "pdb-blocks-eviction", "registration-blocked", "slow-boot"}
 	var got []string
 	for _, d := range Catalog() {
 		got = append(got, d.Name)
@@ -173,6 +175,31 @@ func TestMemoryLeakRampsToTheLimitAndRestores(t *testing.T) {
 	}
 	if left, _ := Leftovers(context.Background(), tg.Client); len(left) != 0 {
 		t.Errorf("after restore: %v", left)
+	}
+}
+
+// pdb-blocks-eviction asks the run for a budget that allows no eviction
+// over its workload's pods, in place of the scenario's, and refuses a
+// scenario that removes no node, where it could not show.
+func TestBlockingPDBReplacesTheWorkloadsBudget(t *testing.T) {
+	tg := target(t)
+	tg.Scenario = &scenario.Scenario{}
+	got := map[string]policyv1.PodDisruptionBudgetSpec{}
+	tg.SetPDB = func(d *appsv1.Deployment, spec policyv1.PodDisruptionBudgetSpec) { got[d.Name] = spec }
+	if _, err := New(&scenario.Fault{Name: "pdb-blocks-eviction"}, tg); err == nil || !strings.Contains(err.Error(), "scaleIn") {
+		t.Errorf("a scenario without scaleIn: got %v", err)
+	}
+	tg.Scenario.Spec.ScaleIn = &scenario.ScaleIn{}
+	inj := inject(t, tg, scenario.Fault{Name: "pdb-blocks-eviction"})
+	zero := intstr.FromInt32(0)
+	if d := cmp.Diff(map[string]policyv1.PodDisruptionBudgetSpec{"api": {MaxUnavailable: &zero}}, got); d != "" {
+		t.Errorf("budgets set (-want +got):\n%s", d)
+	}
+	if l := tg.Deployments[0].Spec.Template.Labels[Label]; l != "pdb-blocks-eviction" {
+		t.Errorf("pod template labels %v", tg.Deployments[0].Spec.Template.Labels)
+	}
+	if err := inj.Restore(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -11,6 +11,7 @@ var summaryZh = map[string]string{
 	"node-finalizer":       "其他控制器的 finalizer 扣住本次运行的 Node：故障自带的 KWOK 节点 stage 在每个 Node 出现时为其加上 nodeprint.dev/fault-node-finalizer，因此 Karpenter 删除、排空并终止的 Node 一直保留，其 NodeClaim 也一直等待（需要带 scaleIn 的场景）。",
 	"node-not-ready":       "运行中的节点在 Ready 一段时间后变为 NotReady（故障自带的 KWOK 节点 stage，类似 KWOK 的节点混沌 stage）。",
 	"do-not-disrupt":       "工作负载的新版本为其 Pod 加上 karpenter.sh/do-not-disrupt 注解：Karpenter 不得主动中断这些 Pod 所在的节点，缩容中对这些节点的漂移、整合或过期因此一直等待（需要带 scaleIn 的场景）。",
+	"pdb-blocks-eviction":  "工作负载的新版本带来一个不允许任何驱逐的 PodDisruptionBudget（maxUnavailable 为 0，取代场景中的预算）：Karpenter 不得主动中断其 Pod 所在的节点，缩容中对这些节点的漂移、整合或过期因此一直等待（需要带 scaleIn 的场景）。",
 	"registration-blocked": "一条 ValidatingAdmissionPolicy 拒绝本次运行的 Node 对象，已 Launched 的 NodeClaim 因此永远无法注册。",
 	"slow-boot":            "实例启动缓慢：本次运行的 KWOKNodeClass 被设置了很大的 nodeRegistrationDelay。",
 	"nodepool-mismatch":    "NodePool 新增的一条约束排除了所有能容纳 Pod 的实例，尽管实例目录中存在这样的实例。",

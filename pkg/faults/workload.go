@@ -9,7 +9,9 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 )
 
@@ -72,6 +74,16 @@ func init() {
 			{Name: "workload", Kind: String, Help: "the workload (default: the first)"},
 		},
 		new: func(v Values, t *Target) (Injector, error) { return newDoNotDisrupt(v, t) },
+	})
+	register(&Definition{
+		Name: "pdb-blocks-eviction", Layer: L3,
+		Summary: "A workload revision ships a PodDisruptionBudget that allows no eviction (maxUnavailable 0, in place of the scenario's): " +
+			"Karpenter may not voluntarily disrupt the nodes its pods run on, so a scale-in's drift, consolidation or expiry of those nodes waits " +
+			"(needs a scenario with scaleIn).",
+		Params: []Param{
+			{Name: "workload", Kind: String, Help: "the workload (default: the first)"},
+		},
+		new: func(v Values, t *Target) (Injector, error) { return newBlockingPDB(v, t) },
 	})
 	register(&Definition{
 		Name: "image-pull-failure", Layer: L3,
@@ -279,6 +291,39 @@ func (n *doNotDisrupt) Restore(context.Context) error { return nil }
 // MinObserve: the hold shows in the scale-in, which waits for its own
 // quiet period after the scale-out.
 func (n *doNotDisrupt) MinObserve() time.Duration { return 15 * time.Second }
+
+type blockingPDB struct {
+	base
+	d *appsv1.Deployment
+}
+
+func newBlockingPDB(v Values, t *Target) (Injector, error) {
+	def, _ := Lookup("pdb-blocks-eviction")
+	if err := needScaleIn(t, "a budget that allows no eviction only shows", "drift, consolidate or expire the nodes"); err != nil {
+		return nil, err
+	}
+	if t.SetPDB == nil {
+		return nil, fmt.Errorf("this run cannot give a workload a PodDisruptionBudget")
+	}
+	d, err := deployment(v, t)
+	if err != nil {
+		return nil, err
+	}
+	return &blockingPDB{base: base{def, v, t}, d: d}, nil
+}
+
+func (b *blockingPDB) Inject(context.Context) error {
+	b.markPods(b.d)
+	zero := intstr.FromInt32(0)
+	b.t.SetPDB(b.d, policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &zero})
+	return nil
+}
+
+// Restore: the budget is one of the run's objects, deleted with them.
+func (b *blockingPDB) Restore(context.Context) error { return nil }
+
+// MinObserve: the hold shows in the scale-in, as do-not-disrupt's.
+func (b *blockingPDB) MinObserve() time.Duration { return 15 * time.Second }
 
 // stagedWorkload marks a workload's pods for a pod stage of the fault's own.
 type stagedWorkload struct {

@@ -1,6 +1,6 @@
 // Package inputs records what a run applies, normalised so that two runs of
 // one scenario compare equal unless an input changed: the NodePool and node
-// class specs, each workload's pod template and HPA, the instance catalog,
+// class specs, each workload's pod template, HPA and PodDisruptionBudget, the instance catalog,
 // and the Karpenter that ran them. Baselines store it; verification diffs
 // the run's inputs against the baseline's path by path, so that a change
 // (a NodePool edit, new requests, another Karpenter) is named beside the
@@ -33,11 +33,14 @@ type Inputs struct {
 	ScaleIn []map[string]any `json:"scaleIn,omitempty"`
 }
 
-// Workload is one workload's pod template, replicas and HPA.
+// Workload is one workload's pod template, replicas, HPA and
+// PodDisruptionBudget (its spec without the selector, which is the
+// workload's own).
 type Workload struct {
 	Replicas int32          `json:"replicas"`
 	Template map[string]any `json:"template"`
 	HPA      map[string]any `json:"hpa,omitempty"`
+	PDB      map[string]any `json:"pdb,omitempty"`
 }
 
 // Catalog names the instance catalog.
@@ -129,7 +132,7 @@ const (
 	KindCatalog   Kind = "catalog"   // what the cloud offers: L1
 	KindPolicy    Kind = "policy"    // the NodePool or node class: L2
 	KindKarpenter Kind = "karpenter" // Karpenter's version, binary or settings: L2
-	KindWorkload  Kind = "workload"  // a pod template, replicas or HPA: L3
+	KindWorkload  Kind = "workload"  // a pod template, replicas, HPA or PDB: L3
 )
 
 // Kind says what the change touches.
@@ -208,6 +211,9 @@ func (in *Inputs) flatten(out map[string]string) {
 		flatten(prefix, tpl, out)
 		if w.HPA != nil {
 			flatten(prefix+".hpa", w.HPA, out)
+		}
+		if w.PDB != nil {
+			flatten(prefix+".pdb", w.PDB, out)
 		}
 	}
 	for i, st := range in.ScaleIn {

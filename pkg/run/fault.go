@@ -67,7 +67,7 @@ func BindFault(s *scenario.Scenario, objs *Objects, cat *fit.Catalog, c client.C
 	cpu, mem := cat.Largest()
 	t := &faults.Target{
 		Client: c, Run: objs.Namespace.Name, NodePool: objs.NodePool, NodeClass: objs.NodeClass,
-		Deployments: objs.Deployments, Scenario: s, Largest: faults.Shape{CPU: cpu, Memory: mem}, Cluster: cl,
+		Deployments: objs.Deployments, SetPDB: objs.SetPDB, Scenario: s, Largest: faults.Shape{CPU: cpu, Memory: mem}, Cluster: cl,
 	}
 	inj, err := faults.New(s.Spec.Fault, t)
 	if err != nil {
@@ -123,6 +123,17 @@ func recordInputs(objs *Objects, id string, k inputs.Karpenter, cat inputs.Catal
 		w := in.Workloads[h.Spec.ScaleTargetRef.Name]
 		w.HPA = spec
 		in.Workloads[h.Spec.ScaleTargetRef.Name] = w
+	}
+	for _, b := range objs.PDBs {
+		spec := b.Spec.DeepCopy()
+		spec.Selector = nil // the workload's own, by construction (SetPDB)
+		rec, err := inputs.Object(spec, id, observe.RunLabel)
+		if err != nil {
+			return nil, err
+		}
+		w := in.Workloads[b.Name]
+		w.PDB = rec
+		in.Workloads[b.Name] = w
 	}
 	return in, nil
 }

@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -32,6 +33,9 @@ type Objects struct {
 	OtherNodePools []*karpv1.NodePool
 	Deployments    []*appsv1.Deployment
 	HPAs           []*autoscalingv2.HorizontalPodAutoscaler
+	// PDBs are the workloads' PodDisruptionBudgets, each named after its
+	// workload and selecting its pods.
+	PDBs []*policyv1.PodDisruptionBudget
 	// ScaleIn are the steps the run takes after its scale-out (none
 	// without a scale-in): the scenario's, or the recorded ones of a replay.
 	ScaleIn []scenario.Step
@@ -48,6 +52,9 @@ func (o *Objects) All() []client.Object {
 	}
 	for _, h := range o.HPAs {
 		out = append(out, h)
+	}
+	for _, b := range o.PDBs {
+		out = append(out, b)
 	}
 	return out
 }
@@ -96,6 +103,9 @@ func Build(s *scenario.Scenario, id string) (*Objects, error) {
 		o.Deployments = append(o.Deployments, d)
 		if h := w.HPA; h != nil {
 			o.HPAs = append(o.HPAs, buildHPA(id, w.Name, h))
+		}
+		if b := w.PDB; b != nil {
+			o.SetPDB(d, policyv1.PodDisruptionBudgetSpec{MinAvailable: b.MinAvailable, MaxUnavailable: b.MaxUnavailable})
 		}
 	}
 	if si := s.Spec.ScaleIn; si != nil {
@@ -231,6 +241,24 @@ func buildHPA(ns, name string, h *scenario.HPA) *autoscalingv2.HorizontalPodAuto
 			MinReplicas:    &minR, MaxReplicas: h.MaxReplicas, Metrics: metrics,
 		},
 	}
+}
+
+// SetPDB gives workload d a PodDisruptionBudget with spec's bounds, in
+// place of the one it has: named after the workload, selecting its pods
+// by the Deployment's own selector (spec's selector is ignored).
+func (o *Objects) SetPDB(d *appsv1.Deployment, spec policyv1.PodDisruptionBudgetSpec) {
+	spec.Selector = d.Spec.Selector.DeepCopy()
+	b := &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Name: d.Name, Namespace: d.Namespace, Labels: maps.Clone(d.Labels)},
+		Spec:       spec,
+	}
+	for i, old := range o.PDBs {
+		if old.Name == d.Name {
+			o.PDBs[i] = b
+			return
+		}
+	}
+	o.PDBs = append(o.PDBs, b)
 }
 
 func merge(a, b map[string]string) map[string]string {

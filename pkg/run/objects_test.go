@@ -1,15 +1,20 @@
 package run
 
 import (
+	"context"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	k8slabels "k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
 
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
+	"github.com/nodeprint/nodeprint/pkg/fit"
+	"github.com/nodeprint/nodeprint/pkg/inputs"
 	"github.com/nodeprint/nodeprint/pkg/observe"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 )
@@ -182,5 +187,61 @@ func TestRenameAffinityNodePools(t *testing.T) {
 	}
 	if v := got.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution[0].Preference.MatchExpressions[0].Values[0]; v != "r-abcde-general-01" {
 		t.Errorf("preferred: got %s", v)
+	}
+}
+
+// A workload's PodDisruptionBudget is one of the run's objects: in the
+// run's namespace, named after the workload, selecting exactly its pods.
+// A fault that sets one replaces the scenario's, and the run records and
+// replays the one it applied.
+func TestAWorkloadsPDBIsTheRunsAndAFaultReplacesIt(t *testing.T) {
+	s := loadAnyCatalog(t, "faults/pdb-blocks-eviction")
+	id := "pdb-blocks-eviction-abcde"
+	o, err := Build(s, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := o.Deployments[0]
+	one, zero := intstr.FromInt32(1), intstr.FromInt32(0)
+	want := []*policyv1.PodDisruptionBudget{{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: id, Labels: map[string]string{observe.RunLabel: id}},
+		Spec:       policyv1.PodDisruptionBudgetSpec{MaxUnavailable: &one, Selector: d.Spec.Selector},
+	}}
+	if diff := cmp.Diff(want, o.PDBs); diff != "" {
+		t.Fatalf("the scenario's budget (-want +got):\n%s", diff)
+	}
+	if all := o.All(); all[len(all)-1] != o.PDBs[0] {
+		t.Error("All must create the budget")
+	}
+	clean := recordOf(t, "faults/pdb-blocks-eviction", o, id)
+	cat, err := fit.Load(context.Background(), s.CatalogPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	inj, err := BindFault(s, o, cat, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := inj.Inject(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want[0].Spec.MaxUnavailable = &zero
+	if diff := cmp.Diff(want, o.PDBs); diff != "" {
+		t.Fatalf("the fault's budget (-want +got):\n%s", diff)
+	}
+	in := recordOf(t, "faults/pdb-blocks-eviction", o, id)
+	changed := map[string]inputs.Change{}
+	for _, c := range inputs.Diff(clean, in) {
+		changed[c.Path] = c
+	}
+	if c := changed["workloads.web.pdb.maxUnavailable"]; c.Was != "1" || c.Now != "0" || c.Kind() != inputs.KindWorkload {
+		t.Errorf("the fault's input change: got %+v in %v", c, changed)
+	}
+	replayed, err := BuildFrom(in, s, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(o.PDBs, replayed.PDBs); diff != "" {
+		t.Errorf("replayed budget (-applied +replayed):\n%s", diff)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kwokv1alpha1 "sigs.k8s.io/karpenter/kwok/apis/v1alpha1"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
@@ -120,13 +121,21 @@ func BuildFrom(in *inputs.Inputs, s *scenario.Scenario, id string) (*Objects, er
 		o.OtherNodePools = append(o.OtherNodePools, runNodePool(&other, id+"-"+name, id))
 	}
 	for _, name := range workloadOrder(in, s) {
-		d, h, err := replayWorkload(name, in.Workloads[name], id)
+		w := in.Workloads[name]
+		d, h, err := replayWorkload(name, w, id)
 		if err != nil {
 			return nil, fmt.Errorf("%w: workloads.%s: %w", ErrReplay, name, err)
 		}
 		o.Deployments = append(o.Deployments, d)
 		if h != nil {
 			o.HPAs = append(o.HPAs, h)
+		}
+		if w.PDB != nil {
+			var spec policyv1.PodDisruptionBudgetSpec
+			if err := decode(w.PDB, id, &spec); err != nil {
+				return nil, fmt.Errorf("%w: workloads.%s.pdb: %w", ErrReplay, name, err)
+			}
+			o.SetPDB(d, spec)
 		}
 	}
 	for i, st := range in.ScaleIn {

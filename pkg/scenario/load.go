@@ -6,10 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 
@@ -403,6 +405,34 @@ func validateWorkloads(ws []Workload, unresolved map[int]bool, add func(field, m
 				add(f+".hpa", "set cpuUtilization or memoryUtilization")
 			}
 		}
+		if p := w.PDB; p != nil {
+			validatePDB(f+".pdb", p, add)
+		}
+	}
+}
+
+// validatePDB checks a workload's PodDisruptionBudget as the API server's
+// validation of policy/v1 does: one of minAvailable and maxUnavailable, a
+// count of at least 0 or a percentage from 0% to 100%.
+func validatePDB(f string, p *PDB, add func(field, msg string, args ...any)) {
+	if (p.MinAvailable == nil) == (p.MaxUnavailable == nil) {
+		add(f, "set exactly one of minAvailable and maxUnavailable (a count such as 1 or a percentage such as \"50%%\")")
+		return
+	}
+	field, v := f+".minAvailable", p.MinAvailable
+	if v == nil {
+		field, v = f+".maxUnavailable", p.MaxUnavailable
+	}
+	if v.Type == intstr.Int {
+		if v.IntVal < 0 {
+			add(field, "%d is negative: want a count of 0 or more, or a percentage such as \"50%%\"", v.IntVal)
+		}
+		return
+	}
+	n, ok := strings.CutSuffix(v.StrVal, "%")
+	pct, err := strconv.Atoi(n)
+	if !ok || err != nil || pct < 0 || pct > 100 {
+		add(field, "%q is neither a count nor a percentage from 0%% to 100%%: write 1 or \"50%%\"", v.StrVal)
 	}
 }
 

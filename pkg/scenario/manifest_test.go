@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 )
 
@@ -37,6 +38,8 @@ func TestScenarioFromTeamManifests(t *testing.T) {
 			LabelSelector: w.TopologySpreadConstraints[0].LabelSelector}},
 		Tolerations: []corev1.Toleration{{Key: "dedicated", Operator: corev1.TolerationOpEqual, Value: "checkout", Effect: corev1.TaintEffectNoSchedule}},
 		HPA:         &HPA{MinReplicas: 4, MaxReplicas: 20, CPUUtilization: ptr.To[int32](70)},
+		// The PDB that selects the pods, not the worker's beside it.
+		PDB: &PDB{MinAvailable: ptr.To(intstr.FromString("50%"))},
 	}
 	if d := cmp.Diff(want, w); d != "" {
 		t.Errorf("workload (-want +got):\n%s", d)
@@ -50,6 +53,8 @@ func TestScenarioFromTeamManifests(t *testing.T) {
 		"images are not pulled on KWOK",
 		"ignored: priorityClassName business-critical, 1 volume(s)",
 		"HPA metrics ignored (only cpu and memory utilisation are simulated): Pods",
+		"workload checkout: PodDisruptionBudget from document 7 (PodDisruptionBudget checkout)",
+		"ignored: unhealthyPodEvictionPolicy AlwaysAllow",
 	} {
 		if !strings.Contains(notes, n) {
 			t.Errorf("notes lack %q:\n%s", n, notes)
@@ -83,6 +88,10 @@ func TestBadTeamManifests(t *testing.T) {
 			[]string{"spec.workloads[0]: requests come(s) from the manifest"}},
 		{"a typo in the Deployment", "", strings.Replace(string(origDeploy), "      tolerations:", "      toleration:", 1),
 			[]string{"spec.workloads[0].manifest", "checkout.yaml:", "document 4 (Deployment checkout)", "spec.template.spec.toleration", "unknown field"}},
+		{"a PDB beside the manifest's", strings.Replace(string(orig), "  - manifest: ../rendered/checkout.yaml\n", "  - manifest: ../rendered/checkout.yaml\n    pdb: {maxUnavailable: 1}\n", 1), "",
+			[]string{"document 7 (PodDisruptionBudget checkout) selects the pods of workload checkout, which sets pdb too: keep one"}},
+		{"a PDB of an old API", "", strings.Replace(string(origDeploy), "apiVersion: policy/v1\n", "apiVersion: policy/v1beta1\n", 1),
+			[]string{"only policy/v1 PodDisruptionBudgets are read, got policy/v1beta1"}},
 		{"no workload in the file", strings.Replace(string(orig), "../rendered/checkout.yaml", "../gitops/karpenter.yaml", 1), "",
 			[]string{"holds no Deployment, StatefulSet, ReplicaSet or Job"}},
 		{"object without manifest", strings.Replace(string(orig), "  - manifest: ../rendered/checkout.yaml\n", "  - name: web\n    object: web\n    replicas: 1\n    requests: {cpu: 1}\n", 1), "",

@@ -15,6 +15,7 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/layer"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 )
 
@@ -209,6 +210,18 @@ type Workload struct {
 	// metrics-server; default: KWOK's 1m and 1Mi.
 	Usage Quantities `json:"usage,omitempty"`
 	HPA   *HPA       `json:"hpa,omitempty"`
+	// PDB adds a policy/v1 PodDisruptionBudget over the workload's pods:
+	// what Karpenter's drains and voluntary disruptions must respect.
+	PDB *PDB `json:"pdb,omitempty"`
+}
+
+// PDB is a PodDisruptionBudget over a workload's pods: exactly one of
+// MinAvailable (pods that must stay available) and MaxUnavailable (pods
+// that may be unavailable at once), each a count or a percentage such as
+// "50%".
+type PDB struct {
+	MinAvailable   *intstr.IntOrString `json:"minAvailable,omitempty"`
+	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
 }
 
 // HPA adds an autoscaling/v2 HorizontalPodAutoscaler to the workload.

@@ -85,6 +85,12 @@ func TestBadInput(t *testing.T) {
 		{"unknown field in inline NodePool", "    nodePoolRef: general-purpose\n", "    nodePool: {template: {spec: {requirement: []}}}\n", `spec.policy.nodePool.template.spec.requirement: unknown field`},
 		{"not yaml", "kind: Scenario", "kind: [Scenario", `not valid YAML`},
 		{"hpa without target", "    replicas: 3\n", "    replicas: 3\n    hpa: {minReplicas: 1, maxReplicas: 3}\n", `spec.workloads[0].hpa: set cpuUtilization or memoryUtilization`},
+		{"pdb with both bounds", "    replicas: 3\n", "    replicas: 3\n    pdb: {minAvailable: 1, maxUnavailable: 1}\n", `spec.workloads[0].pdb: set exactly one of minAvailable and maxUnavailable`},
+		{"pdb without a bound", "    replicas: 3\n", "    replicas: 3\n    pdb: {}\n", `spec.workloads[0].pdb: set exactly one of minAvailable and maxUnavailable`},
+		{"pdb with a negative count", "    replicas: 3\n", "    replicas: 3\n    pdb: {maxUnavailable: -1}\n", `spec.workloads[0].pdb.maxUnavailable: -1 is negative`},
+		{"pdb with a bad percentage", "    replicas: 3\n", "    replicas: 3\n    pdb: {minAvailable: \"150%\"}\n", `spec.workloads[0].pdb.minAvailable: "150%" is neither a count nor a percentage`},
+		{"pdb with a word", "    replicas: 3\n", "    replicas: 3\n    pdb: {minAvailable: most}\n", `spec.workloads[0].pdb.minAvailable: "most" is neither a count nor a percentage`},
+		{"pdb with an unknown field", "    replicas: 3\n", "    replicas: 3\n    pdb: {maxUnavailable: 1, selector: {}}\n", `:11: spec.workloads[0].pdb.selector: unknown field`},
 		{"usage of a resource that cannot be simulated", "    replicas: 3\n", "    replicas: 3\n    usage: {gpu: \"1\"}\n", `spec.workloads[0].usage.gpu: only cpu and memory`},
 	}
 	for _, c := range cases {

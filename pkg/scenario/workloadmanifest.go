@@ -9,6 +9,9 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	resourcehelper "k8s.io/component-helpers/resource"
 )
 
@@ -53,7 +56,11 @@ func fromManifest(path string, w *Workload) (notes []string, err error) {
 	}
 	notes = append(notes, w.fromPodSpec(tpl)...)
 	hpaNotes, err := w.hpaFrom(path, docs, d)
-	return append(notes, hpaNotes...), err
+	if err != nil {
+		return nil, err
+	}
+	pdbNotes, err := w.pdbFrom(path, docs, tpl)
+	return append(append(notes, hpaNotes...), pdbNotes...), err
 }
 
 // podTemplate is the object's pod template and how many pods it keeps.
@@ -159,6 +166,46 @@ func (w *Workload) hpaFrom(path string, docs []*document, target *document) ([]s
 			return nil, fmt.Errorf("%s: %s targets workload %s, which sets hpa too: keep one", path, d, w.Name)
 		}
 		return w.setHPA(d, h), nil
+	}
+	return nil, nil
+}
+
+// pdbFrom takes the policy/v1 PodDisruptionBudget of the file whose
+// selector matches the workload's pod labels, if there is one.
+func (w *Workload) pdbFrom(path string, docs []*document, tpl *corev1.PodTemplateSpec) ([]string, error) {
+	for _, d := range docs {
+		if d.Kind != "PodDisruptionBudget" {
+			continue
+		}
+		if d.APIVersion != "policy/v1" {
+			return nil, fmt.Errorf("%s: %s: only policy/v1 PodDisruptionBudgets are read, got %s", path, d, d.APIVersion)
+		}
+		b := &policyv1.PodDisruptionBudget{}
+		if err := d.decode(path, b); err != nil {
+			return nil, err
+		}
+		if b.Spec.Selector == nil {
+			continue // a null selector selects no pod
+		}
+		sel, err := metav1.LabelSelectorAsSelector(b.Spec.Selector)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: spec.selector: %w", path, d, err)
+		}
+		if !sel.Matches(labels.Set(tpl.Labels)) {
+			continue
+		}
+		if w.PDB != nil {
+			return nil, fmt.Errorf("%s: %s selects the pods of workload %s, which sets pdb too: keep one", path, d, w.Name)
+		}
+		if b.Spec.MinAvailable == nil && b.Spec.MaxUnavailable == nil {
+			return []string{fmt.Sprintf("workload %s: %s ignored: it sets neither minAvailable nor maxUnavailable", w.Name, d)}, nil
+		}
+		w.PDB = &PDB{MinAvailable: b.Spec.MinAvailable, MaxUnavailable: b.Spec.MaxUnavailable}
+		notes := []string{fmt.Sprintf("workload %s: PodDisruptionBudget from %s (the run's selects the workload's pods)", w.Name, d)}
+		if b.Spec.UnhealthyPodEvictionPolicy != nil {
+			notes = append(notes, fmt.Sprintf("workload %s: ignored: unhealthyPodEvictionPolicy %s (the API server's default applies)", w.Name, *b.Spec.UnhealthyPodEvictionPolicy))
+		}
+		return notes, nil
 	}
 	return nil, nil
 }
