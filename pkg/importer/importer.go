@@ -18,8 +18,10 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -99,12 +101,14 @@ func Import(ctx context.Context, c client.Reader, o Options) (*Result, error) {
 	return res, nil
 }
 
-// workload is one object that makes pods, and the HPA targeting it.
+// workload is one object that makes pods, the HPA targeting it and the
+// PodDisruptionBudget selecting its pods.
 type workload struct {
 	namespace, kind, name string
 	obj                   client.Object
 	hpa                   *autoscalingv2.HorizontalPodAutoscaler
 	selector              *metav1.LabelSelector
+	pdb                   *policyv1.PodDisruptionBudget
 }
 
 // readNamespace lists what makes pods in the namespace and their HPAs.
@@ -117,27 +121,28 @@ func readNamespace(ctx context.Context, c client.Reader, ns string) ([]workload,
 	rss := &appsv1.ReplicaSetList{}
 	jobs := &batchv1.JobList{}
 	hpas := &autoscalingv2.HorizontalPodAutoscalerList{}
-	for _, l := range []client.ObjectList{deps, sts, rss, jobs, hpas} {
+	pdbs := &policyv1.PodDisruptionBudgetList{}
+	for _, l := range []client.ObjectList{deps, sts, rss, jobs, hpas, pdbs} {
 		if err := c.List(ctx, l, in); err != nil {
 			return nil, nil, fmt.Errorf("failed to list %T in namespace %s: %w", l, ns, err)
 		}
 	}
 	for i := range deps.Items {
 		d := &deps.Items[i]
-		out = append(out, workload{ns, "Deployment", d.Name, d, nil, d.Spec.Selector})
+		out = append(out, workload{namespace: ns, kind: "Deployment", name: d.Name, obj: d, selector: d.Spec.Selector})
 	}
 	for i := range sts.Items {
 		s := &sts.Items[i]
-		out = append(out, workload{ns, "StatefulSet", s.Name, s, nil, s.Spec.Selector})
+		out = append(out, workload{namespace: ns, kind: "StatefulSet", name: s.Name, obj: s, selector: s.Spec.Selector})
 	}
 	for i := range rss.Items {
 		if r := &rss.Items[i]; metav1.GetControllerOf(r) == nil {
-			out = append(out, workload{ns, "ReplicaSet", r.Name, r, nil, r.Spec.Selector})
+			out = append(out, workload{namespace: ns, kind: "ReplicaSet", name: r.Name, obj: r, selector: r.Spec.Selector})
 		}
 	}
 	for i := range jobs.Items {
 		if j := &jobs.Items[i]; metav1.GetControllerOf(j) == nil {
-			out = append(out, workload{ns, "Job", j.Name, j, nil, j.Spec.Selector})
+			out = append(out, workload{namespace: ns, kind: "Job", name: j.Name, obj: j, selector: j.Spec.Selector})
 		} else {
 			notes = append(notes, fmt.Sprintf("%s/Job/%s: left out, it belongs to a %s", ns, j.Name, metav1.GetControllerOf(j).Kind))
 		}
@@ -150,7 +155,65 @@ func readNamespace(ctx context.Context, c client.Reader, ns string) ([]workload,
 			}
 		}
 	}
+	for j := range out {
+		w := &out[j]
+		pdbNotes, err := w.choosePDB(pdbs.Items)
+		if err != nil {
+			return nil, nil, err
+		}
+		notes = append(notes, pdbNotes...)
+	}
 	return out, notes, nil
+}
+
+// choosePDB takes the PodDisruptionBudget that selects the workload's
+// pods (their template's labels), as the disruption controller matches
+// them. A pod under several budgets cannot be evicted at all; the import
+// keeps none of them and says so.
+func (w *workload) choosePDB(pdbs []policyv1.PodDisruptionBudget) ([]string, error) {
+	tpl := podLabels(w.obj)
+	var match []*policyv1.PodDisruptionBudget
+	for i := range pdbs {
+		b := &pdbs[i]
+		if b.Spec.Selector == nil {
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(b.Spec.Selector)
+		if err != nil {
+			return nil, fmt.Errorf("PodDisruptionBudget %s/%s: spec.selector: %w", b.Namespace, b.Name, err)
+		}
+		if sel.Matches(labels.Set(tpl)) {
+			match = append(match, b)
+		}
+	}
+	switch len(match) {
+	case 0:
+		return nil, nil
+	case 1:
+		w.pdb = match[0]
+		return nil, nil
+	}
+	var names []string
+	for _, b := range match {
+		names = append(names, b.Name)
+	}
+	return []string{fmt.Sprintf("%s/%s/%s: its pods match %d PodDisruptionBudgets (%s), under which the API server evicts none; none is written",
+		w.namespace, w.kind, w.name, len(match), strings.Join(names, ", "))}, nil
+}
+
+// podLabels are the labels of the pods obj makes.
+func podLabels(obj client.Object) map[string]string {
+	switch o := obj.(type) {
+	case *appsv1.Deployment:
+		return o.Spec.Template.Labels
+	case *appsv1.StatefulSet:
+		return o.Spec.Template.Labels
+	case *appsv1.ReplicaSet:
+		return o.Spec.Template.Labels
+	case *batchv1.Job:
+		return o.Spec.Template.Labels
+	}
+	return nil
 }
 
 // choosePool is the NodePool the scenario runs under: the one asked for,
@@ -298,11 +361,25 @@ func workloadManifest(w workload) ([]byte, error) {
 	// The pods' annotations go too: checksums and tools' bookkeeping, or
 	// anything else.
 	b, err := manifest(w.obj, api, w.kind, "spec", "template", "metadata", "annotations")
-	if err != nil || w.hpa == nil {
-		return b, err
+	if err != nil {
+		return nil, err
 	}
-	h, err := manifest(w.hpa, "autoscaling/v2", "HorizontalPodAutoscaler")
-	return joinDocuments([][]byte{b, h}), err
+	docs := [][]byte{b}
+	if w.hpa != nil {
+		h, err := manifest(w.hpa, "autoscaling/v2", "HorizontalPodAutoscaler")
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, h)
+	}
+	if w.pdb != nil {
+		p, err := manifest(w.pdb, "policy/v1", "PodDisruptionBudget")
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, p)
+	}
+	return joinDocuments(docs), nil
 }
 
 // manifest is the object as a team would commit it: its name, namespace

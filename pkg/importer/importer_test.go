@@ -7,12 +7,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -46,6 +49,16 @@ func cluster(t *testing.T, read *[]string) client.Client {
 		ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: "checkout"}, MinReplicas: ptr.To[int32](3), MaxReplicas: 12,
 		Metrics: []autoscalingv2.MetricSpec{{Type: autoscalingv2.ResourceMetricSourceType, Resource: &autoscalingv2.ResourceMetricSource{Name: corev1.ResourceCPU,
 			Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](60)}}}}}}
+	budget := func(name string, match map[string]string, maxUnavailable int32) *policyv1.PodDisruptionBudget {
+		return &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "shop", ResourceVersion: "9"},
+			Spec:   policyv1.PodDisruptionBudgetSpec{MaxUnavailable: ptr.To(intstr.FromInt32(maxUnavailable)), Selector: &metav1.LabelSelector{MatchLabels: match}},
+			Status: policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: maxUnavailable}}
+	}
+	pdbs := []client.Object{
+		budget("checkout", labels, 1),
+		budget("db", map[string]string{"app": "db"}, 0), budget("db-all", map[string]string{"app": "db"}, 1),
+		budget("search", map[string]string{"app": "search"}, 2),
+	}
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "n1", Labels: map[string]string{karpv1.NodePoolLabelKey: "general"}}}
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "checkout-1", Namespace: "shop", Labels: labels}, Spec: corev1.PodSpec{NodeName: "n1"}}
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: "shop"}, StringData: map[string]string{"password": "hunter2"}}
@@ -55,7 +68,7 @@ func cluster(t *testing.T, read *[]string) client.Client {
 			*read = append(*read, "a Secret or ConfigMap")
 		}
 	}
-	return fake.NewClientBuilder().WithScheme(kube.Scheme).WithObjects(general, batch, dep, db, cronJob, hpa, node, pod, secret).
+	return fake.NewClientBuilder().WithScheme(kube.Scheme).WithObjects(general, batch, dep, db, cronJob, hpa, node, pod, secret).WithObjects(pdbs...).
 		WithInterceptorFuncs(interceptor.Funcs{
 			Get: func(ctx context.Context, c client.WithWatch, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
 				record(obj)
@@ -109,12 +122,16 @@ func TestImportWritesAScenarioThatLoads(t *testing.T) {
 	if c := got["checkout"]; c.Replicas != 5 || c.HPA == nil || c.HPA.MinReplicas != 3 || *c.HPA.CPUUtilization != 60 || c.Requests["cpu"] != "750m" {
 		t.Errorf("checkout: %+v", c)
 	}
-	if db := got["db"]; db.Replicas != 3 || db.Requests["cpu"] != "2" {
+	if d := cmp.Diff(&scenario.PDB{MaxUnavailable: ptr.To(intstr.FromInt32(1))}, got["checkout"].PDB); d != "" {
+		t.Errorf("checkout's PodDisruptionBudget (-want +got):\n%s", d)
+	}
+	if db := got["db"]; db.Replicas != 3 || db.Requests["cpu"] != "2" || db.PDB != nil {
 		t.Errorf("db: %+v", db)
 	}
 	notes := strings.Join(res.Notes, "\n")
 	for _, n := range []string{"shop/Job/nightly-123: left out, it belongs to a CronJob", "shop/Deployment/checkout: annotations not written",
-		"1 reference(s) to Secrets or ConfigMaps kept as names"} {
+		"1 reference(s) to Secrets or ConfigMaps kept as names",
+		"shop/StatefulSet/db: its pods match 2 PodDisruptionBudgets (db, db-all), under which the API server evicts none; none is written"} {
 		if !strings.Contains(notes, n) {
 			t.Errorf("notes lack %q:\n%s", n, notes)
 		}
