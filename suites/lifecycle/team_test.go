@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
@@ -25,7 +26,8 @@ import (
 // suite (go.mod requiring that version) runs with go test; the team adds its
 // NodePool file as committed (an EC2NodeClass and two NodePools) and a
 // Helm-rendered workload (ServiceAccount, ConfigMap, Service, the
-// Deployment with an init container and a sidecar, its HPA); the toolchain
+// Deployment with an init container and a sidecar, its HPA, its
+// PodDisruptionBudget and another workload's); the toolchain
 // is built into the cache; both scenarios are recorded and verified, and a
 // NodePool edit in the team's file is caught and attributed to the policy
 // with the field that changed.
@@ -90,25 +92,27 @@ var _ = Describe("a team's repository with nodeprint installed by version", Labe
 		env.ApplyNodeClass(ctx, "team")
 		env.ApplyNodePool(ctx, "team-general", "team", nil)
 		env.ExpectCreated(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "shop"}})
-		deployment, hpa := teamWorkload(filepath.Join(team, "rendered", "checkout.yaml"))
+		deployment, hpa, pdb := teamWorkload(filepath.Join(team, "rendered", "checkout.yaml"))
 		env.ExpectCreated(ctx, deployment)
 		env.ExpectCreated(ctx, hpa)
+		env.ExpectCreated(ctx, pdb)
 		imported := filepath.Join(team, "imported")
 		np.ExpectRun(ctx, 0, "import", "--kubeconfig", kubeconfig, "-n", "shop", "--name", "shop", "--out", imported)
 		Expect(os.ReadFile(filepath.Join(imported, "workloads", "shop", "deployment-checkout.yaml"))).To(
-			And(ContainSubstring("kind: HorizontalPodAutoscaler"), Not(ContainSubstring("status:"))))
+			And(ContainSubstring("kind: HorizontalPodAutoscaler"), ContainSubstring("kind: PodDisruptionBudget"), Not(ContainSubstring("status:"))))
 		np.ExpectRun(ctx, 2, "import", "--kubeconfig", kubeconfig, "-n", "shop", "--name", "shop", "--out", imported)
 		np.ExpectRun(ctx, 0, "record", filepath.Join(imported, "scenarios", "shop.yaml"), "--runs", "1", "--cluster", name, "--fingerprints", filepath.Join(imported, "fingerprints"))
 	}, SpecTimeout(25*time.Minute))
 })
 
-// teamWorkload is the Deployment and HPA of the team's rendered manifest,
-// in namespace shop, as the team's CD would apply them.
-func teamWorkload(path string) (*appsv1.Deployment, *autoscalingv2.HorizontalPodAutoscaler) {
+// teamWorkload is the Deployment, HPA and PodDisruptionBudget (the one
+// named after it) of the team's rendered manifest, in namespace shop, as
+// the team's CD would apply them.
+func teamWorkload(path string) (*appsv1.Deployment, *autoscalingv2.HorizontalPodAutoscaler, *policyv1.PodDisruptionBudget) {
 	GinkgoHelper()
 	b, err := os.ReadFile(path)
 	Expect(err).NotTo(HaveOccurred())
-	d, h := &appsv1.Deployment{}, &autoscalingv2.HorizontalPodAutoscaler{}
+	d, h, p := &appsv1.Deployment{}, &autoscalingv2.HorizontalPodAutoscaler{}, &policyv1.PodDisruptionBudget{}
 	for _, doc := range strings.Split(string(b), "\n---\n") {
 		// The HPA names its target's kind too: it is told apart first.
 		switch {
@@ -116,10 +120,13 @@ func teamWorkload(path string) (*appsv1.Deployment, *autoscalingv2.HorizontalPod
 			Expect(yaml.Unmarshal([]byte(doc), h)).To(Succeed())
 		case strings.Contains(doc, "\nkind: Deployment"):
 			Expect(yaml.Unmarshal([]byte(doc), d)).To(Succeed())
+		case strings.Contains(doc, "\nkind: PodDisruptionBudget") && strings.Contains(doc, "\n  name: checkout\n"):
+			Expect(yaml.Unmarshal([]byte(doc), p)).To(Succeed())
 		}
 	}
-	d.Namespace, h.Namespace = "shop", "shop"
-	return d, h
+	Expect(p.Name).To(Equal("checkout"), "the PodDisruptionBudget named checkout in %s", path)
+	d.Namespace, h.Namespace, p.Namespace = "shop", "shop", "shop"
+	return d, h, p
 }
 
 func copyDir(from, to string) {
