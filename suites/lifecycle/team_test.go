@@ -98,8 +98,10 @@ var _ = Describe("a team's repository with nodeprint installed by version", Labe
 		env.ExpectCreated(ctx, pdb)
 		imported := filepath.Join(team, "imported")
 		np.ExpectRun(ctx, 0, "import", "--kubeconfig", kubeconfig, "-n", "shop", "--name", "shop", "--out", imported)
-		Expect(os.ReadFile(filepath.Join(imported, "workloads", "shop", "deployment-checkout.yaml"))).To(
-			And(ContainSubstring("kind: HorizontalPodAutoscaler"), ContainSubstring("kind: PodDisruptionBudget"), Not(ContainSubstring("status:"))))
+		written, err := os.ReadFile(filepath.Join(imported, "workloads", "shop", "deployment-checkout.yaml"))
+		Expect(err).NotTo(HaveOccurred())
+		// As text: a failure then shows the file, not its bytes.
+		Expect(string(written)).To(And(ContainSubstring("kind: HorizontalPodAutoscaler"), ContainSubstring("kind: PodDisruptionBudget"), Not(ContainSubstring("status:"))))
 		np.ExpectRun(ctx, 2, "import", "--kubeconfig", kubeconfig, "-n", "shop", "--name", "shop", "--out", imported)
 		np.ExpectRun(ctx, 0, "record", filepath.Join(imported, "scenarios", "shop.yaml"), "--runs", "1", "--cluster", name, "--fingerprints", filepath.Join(imported, "fingerprints"))
 	}, SpecTimeout(25*time.Minute))
