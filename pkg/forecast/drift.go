@@ -19,13 +19,14 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/utils/clock"
 	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/scheduling"
+
+	"github.com/nodeprint/nodeprint/pkg/kube"
 )
 
 // Drift is the forecast for one NodePool.
@@ -310,8 +311,8 @@ func blockingPDB(p *corev1.Pod, pdbs []policyv1.PodDisruptionBudget) string {
 		if b.Namespace != p.Namespace || b.Status.DisruptionsAllowed > 0 {
 			continue
 		}
-		sel, err := metav1.LabelSelectorAsSelector(b.Spec.Selector)
-		if err != nil || sel.Empty() || !sel.Matches(labels.Set(p.Labels)) {
+		// An empty selector covers every pod of the namespace (policy/v1).
+		if selects, err := kube.PDBSelects(&b, p.Labels); err != nil || !selects {
 			continue
 		}
 		return b.Namespace + "/" + b.Name

@@ -168,3 +168,25 @@ func TestDriftOfChangesNothing(t *testing.T) {
 		t.Fatalf("the live NodePool changed (-want +got):\n%s", diff)
 	}
 }
+
+// A budget with an empty selector covers every pod of its namespace
+// (policy/v1), so one that allows no disruption holds each of them; a
+// null selector covers none, and another namespace's budget none.
+func TestBlockingPDBReadsSelectorsAsPolicyV1(t *testing.T) {
+	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web-0", Labels: map[string]string{"app": "web"}}}
+	budget := func(ns, name string, sel *metav1.LabelSelector) policyv1.PodDisruptionBudget {
+		return policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: policyv1.PodDisruptionBudgetSpec{Selector: sel}}
+	}
+	for _, c := range []struct {
+		pdb  policyv1.PodDisruptionBudget
+		want string
+	}{
+		{budget("shop", "all", &metav1.LabelSelector{}), "shop/all"},
+		{budget("shop", "none", nil), ""},
+		{budget("other", "all", &metav1.LabelSelector{}), ""},
+	} {
+		if got := blockingPDB(pod, []policyv1.PodDisruptionBudget{c.pdb}); got != c.want {
+			t.Errorf("%s/%s: got %q, want %q", c.pdb.Namespace, c.pdb.Name, got, c.want)
+		}
+	}
+}

@@ -21,13 +21,13 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/yaml"
 
+	"github.com/nodeprint/nodeprint/pkg/kube"
 	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 )
@@ -175,14 +175,11 @@ func (w *workload) choosePDB(pdbs []policyv1.PodDisruptionBudget) ([]string, err
 	var match []*policyv1.PodDisruptionBudget
 	for i := range pdbs {
 		b := &pdbs[i]
-		if b.Spec.Selector == nil {
-			continue
-		}
-		sel, err := metav1.LabelSelectorAsSelector(b.Spec.Selector)
+		selects, err := kube.PDBSelects(b, tpl)
 		if err != nil {
-			return nil, fmt.Errorf("PodDisruptionBudget %s/%s: spec.selector: %w", b.Namespace, b.Name, err)
+			return nil, err
 		}
-		if sel.Matches(labels.Set(tpl)) {
+		if selects {
 			match = append(match, b)
 		}
 	}

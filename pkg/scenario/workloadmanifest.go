@@ -10,9 +10,9 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	resourcehelper "k8s.io/component-helpers/resource"
+
+	"github.com/nodeprint/nodeprint/pkg/kube"
 )
 
 // workloadKinds are the objects a workload manifest may name: what makes
@@ -184,14 +184,11 @@ func (w *Workload) pdbFrom(path string, docs []*document, tpl *corev1.PodTemplat
 		if err := d.decode(path, b); err != nil {
 			return nil, err
 		}
-		if b.Spec.Selector == nil {
-			continue // a null selector selects no pod
-		}
-		sel, err := metav1.LabelSelectorAsSelector(b.Spec.Selector)
+		selects, err := kube.PDBSelects(b, tpl.Labels)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %s: spec.selector: %w", path, d, err)
+			return nil, fmt.Errorf("%s: %s: %w", path, d, err)
 		}
-		if !sel.Matches(labels.Set(tpl.Labels)) {
+		if !selects {
 			continue
 		}
 		if w.PDB != nil {
