@@ -171,7 +171,7 @@ func readNamespace(ctx context.Context, c client.Reader, ns string) ([]workload,
 // them. A pod under several budgets cannot be evicted at all; the import
 // keeps none of them and says so.
 func (w *workload) choosePDB(pdbs []policyv1.PodDisruptionBudget) ([]string, error) {
-	tpl := podLabels(w.obj)
+	tpl := podTemplateOf(w.obj).Labels
 	var match []*policyv1.PodDisruptionBudget
 	for i := range pdbs {
 		b := &pdbs[i]
@@ -196,21 +196,6 @@ func (w *workload) choosePDB(pdbs []policyv1.PodDisruptionBudget) ([]string, err
 	}
 	return []string{fmt.Sprintf("%s/%s/%s: its pods match %d PodDisruptionBudgets (%s), under which the API server evicts none; none is written",
 		w.namespace, w.kind, w.name, len(match), strings.Join(names, ", "))}, nil
-}
-
-// podLabels are the labels of the pods obj makes.
-func podLabels(obj client.Object) map[string]string {
-	switch o := obj.(type) {
-	case *appsv1.Deployment:
-		return o.Spec.Template.Labels
-	case *appsv1.StatefulSet:
-		return o.Spec.Template.Labels
-	case *appsv1.ReplicaSet:
-		return o.Spec.Template.Labels
-	case *batchv1.Job:
-		return o.Spec.Template.Labels
-	}
-	return nil
 }
 
 // choosePool is the NodePool the scenario runs under: the one asked for,
