@@ -3,6 +3,7 @@ package diff
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -97,10 +98,13 @@ func (m PairedMetric) String() string {
 // PairedSamples are the paired test's input: each machine-dependent
 // metric tested by verification, with the value of every reference and
 // candidate run (refs[i] and cands[i] are block i). A metric some run
-// lacks, or with a value that is not positive, is excluded and named.
+// lacks, or with a value that is not positive, is excluded and named;
+// the scale-in's metrics are left out without a word where no run had a
+// scale-in (a scenario without one).
 func PairedSamples(refs, cands []*fingerprint.Fingerprint) (ms []paired.Metric, excluded []string) {
+	scaleIn := slices.ContainsFunc(slices.Concat(refs, cands), func(f *fingerprint.Fingerprint) bool { return f.Disruption != nil })
 	for _, m := range fingerprint.RunMetrics {
-		if m.Untested {
+		if m.Untested || (m.ScaleIn && !scaleIn) {
 			continue
 		}
 		// No-regression below the metric's gate: a latency 1.1×,

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	"github.com/nodeprint/nodeprint/pkg/observe"
 	"github.com/nodeprint/nodeprint/pkg/paired"
 )
 
@@ -149,5 +150,66 @@ func TestAnUnboundedIntervalEncodesAsZero(t *testing.T) {
 	}
 	if !strings.Contains(string(b), `"method":"paired"`) {
 		t.Errorf("json: %s", b)
+	}
+}
+
+// withScaleIn gives each run a settled scale-in that took steady(i) s.
+func withScaleIn(fps []*fingerprint.Fingerprint, steady func(i int) float64) {
+	for i, f := range fps {
+		f.Disruption = &fingerprint.Disruption{Outcome: observe.Settled, SteadyAfter: steady(i)}
+	}
+}
+
+func TestAScaleInIsTimedOnlyWhereTheRunsHadOne(t *testing.T) {
+	refs, cands := pairedRuns(3, 1)
+	ms, excluded := PairedSamples(refs, cands)
+	for _, m := range ms {
+		if m.Name == "disruption.steadyAfter" {
+			t.Fatal("a scenario without a scale-in paired its scale-in time")
+		}
+	}
+	if containsPrefix(excluded, "disruption.steadyAfter") {
+		t.Errorf("a scenario without a scale-in named its scale-in time as excluded: %v", excluded)
+	}
+
+	withScaleIn(refs, func(i int) float64 { return 70 + float64(i) })
+	withScaleIn(cands, func(i int) float64 { return 105 + float64(i) })
+	ms, _ = PairedSamples(refs, cands)
+	i := slices.IndexFunc(ms, func(m paired.Metric) bool { return m.Name == "disruption.steadyAfter" })
+	if i < 0 {
+		t.Fatalf("the scale-in's time was not paired: %v", ms)
+	}
+	if d := cmp.Diff(paired.Metric{Name: "disruption.steadyAfter", Unit: "s", Margin: TimingGate, Ref: []float64{70, 71, 72}, Cand: []float64{105, 106, 107}}, ms[i]); d != "" {
+		t.Errorf("steadyAfter (-want +got):\n%s", d)
+	}
+
+	// A scale-in that timed out has no time to compare: named, not paired.
+	cands[1].Disruption.Outcome = observe.TimedOut
+	ms, excluded = PairedSamples(refs, cands)
+	if slices.ContainsFunc(ms, func(m paired.Metric) bool { return m.Name == "disruption.steadyAfter" }) || !slices.Contains(excluded, "disruption.steadyAfter: pair 2 has no value") {
+		t.Errorf("a timed-out scale-in: want steadyAfter excluded at pair 2, got excluded %v", excluded)
+	}
+}
+
+func TestASlowerScaleInIsAPairedRegression(t *testing.T) {
+	refs, cands := pairedRuns(12, 1)
+	rng := rand.New(rand.NewPCG(3, 4))
+	withScaleIn(refs, func(int) float64 { return 75 * (1 + 0.08*rng.NormFloat64()) })
+	withScaleIn(cands, func(int) float64 { return 1.4 * 75 * (1 + 0.08*rng.NormFloat64()) })
+	ms, excluded := PairedSamples(refs, cands)
+	res, err := paired.Test(ms)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := map[string]int{"c-16x-amd64-linux/on-demand": 1}
+	d := CompareTiming(baseline(t), Rules{ZonesMatter: true}, fp(a, 1, 0.4344, 4), PairedTiming(res, "ref", "cand", excluded))
+	var paths []string
+	for _, x := range d.Deviations {
+		if x.Severity == Regression {
+			paths = append(paths, x.Path)
+		}
+	}
+	if d := cmp.Diff([]string{"disruption.steadyAfter"}, paths); d != "" {
+		t.Errorf("a scale-in 1.4× slower with the scale-out unchanged: regressed paths (-want +got):\n%s", d)
 	}
 }

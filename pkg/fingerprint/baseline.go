@@ -209,6 +209,11 @@ type RunMetric struct {
 	// Untested metrics are recorded for the rules but not tested by
 	// verification (the API server's latency as Karpenter met it).
 	Untested bool
+	// ScaleIn metrics time a run's scale-in. A scenario without one has
+	// none, and they are tested only paired with a reference arm in the
+	// same run: their recorded values (disruption.runs) are another
+	// session's machine, so In is nil.
+	ScaleIn bool
 	// Floor is the least growth of the median, in Unit, that verification
 	// reports: below it a shift can be real and still be nothing anyone
 	// would act on, or another machine's (see TimingFloor, CPUFloor).
@@ -265,7 +270,25 @@ var RunMetrics = []RunMetric{
 	floor(CPUFloor, usageMetric("karpenter.cpuSeconds", "cpu-s", func(u *usage.Usage) float64 { return u.CPUSeconds }, func(k *BaselineKarpenter) *Samples { return &k.CPUSeconds })),
 	usageMetric("karpenter.peakRSSMiB", "MiB", func(u *usage.Usage) float64 { return math.Round(u.PeakRSSBytes/(1<<20)*10) / 10 }, func(k *BaselineKarpenter) *Samples { return &k.PeakRSSMiB }),
 	usageMetric("karpenter.requests", "requests", func(u *usage.Usage) float64 { return float64(u.RequestsTotal) }, func(k *BaselineKarpenter) *Samples { return &k.Requests }),
+	// How long Karpenter took from the scale-in's first step to its last
+	// change: its decisions' waits (consolidateAfter, validation, polling)
+	// and the drains and terminations they start.
+	scaleInMetric("disruption.steadyAfter", func(d *Disruption) float64 { return d.SteadyAfter }),
 	untested(usageMetric("karpenter.latencyMs", "ms", func(u *usage.Usage) float64 { return u.MeanLatencyMs }, func(k *BaselineKarpenter) *Samples { return &k.LatencyMs })),
+}
+
+// scaleInMetric reads a scale-in timing from a run whose scale-in
+// settled; one that stalled or timed out has no time to compare (its
+// outcome already regressed).
+func scaleInMetric(path string, of func(*Disruption) float64) RunMetric {
+	return RunMetric{Path: path, Field: path, Unit: "s", Floor: TimingFloor, ScaleIn: true,
+		Of: func(f *Fingerprint) (float64, bool) {
+			if d := f.Disruption; d != nil && d.Outcome == observe.Settled {
+				return of(d), true
+			}
+			return 0, false
+		},
+		In: func(*Baseline, bool) *Samples { return nil }}
 }
 
 func untested(m RunMetric) RunMetric { m.Untested = true; return m }

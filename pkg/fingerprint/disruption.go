@@ -587,7 +587,9 @@ type DisruptionRun struct {
 	ReplacedAgain int `json:"replacedAgain,omitempty"`
 	MaxDisrupting int `json:"maxDisrupting"`
 	Evicted       int `json:"evicted"`
-	// SteadyAfter depends on the machine: kept and reported, not verified.
+	// SteadyAfter depends on the machine: kept and reported; verification
+	// pairs it in the same run (RunMetrics' disruption.steadyAfter) and
+	// never compares it with these recorded values.
 	SteadyAfter float64 `json:"steadyAfter"`
 	// KarpenterRemoved is Disruption.KarpenterRemoved.
 	KarpenterRemoved map[string]int `json:"karpenterRemoved,omitempty"`

@@ -82,12 +82,12 @@ func (j *Judge) pairedOptions(s *scenario.Scenario) []paired.Option {
 		paired.WithMaxPairs(cmp.Or(j.maxPairs, DefaultMaxPairs))}
 }
 
-// PairedMetrics is how many metrics a paired verification tests: every
-// per-run metric verification tests.
-func PairedMetrics() int {
+// PairedMetrics is how many metrics a paired verification of s tests:
+// every per-run metric verification tests, the scale-in's where s has one.
+func PairedMetrics(s *scenario.Scenario) int {
 	n := 0
 	for _, m := range fingerprint.RunMetrics {
-		if !m.Untested {
+		if !m.Untested && (!m.ScaleIn || s.Spec.ScaleIn != nil) {
 			n++
 		}
 	}
@@ -99,11 +99,11 @@ func PairedMetrics() int {
 // at which the smallest p-value reaches its share.
 func CheckPairable(s *scenario.Scenario, maxPairs int) error {
 	j := &Judge{maxPairs: maxPairs}
-	if paired.MinPairs(PairedMetrics(), j.pairedOptions(s)...) > 0 {
+	if paired.MinPairs(PairedMetrics(s), j.pairedOptions(s)...) > 0 {
 		return nil
 	}
 	return fmt.Errorf("%s: a paired verification with at most %d pairs and falseAlarm %g can never declare a regression (the smallest p-value of n pairs is 2^-n, for the whole family of %d metrics): raise --max-pairs or the scenario's baseline.falseAlarm",
-		s.Path, cmp.Or(maxPairs, DefaultMaxPairs), cmp.Or(s.Spec.Baseline.FalseAlarm, diff.DefaultFalseAlarm), PairedMetrics())
+		s.Path, cmp.Or(maxPairs, DefaultMaxPairs), cmp.Or(s.Spec.Baseline.FalseAlarm, diff.DefaultFalseAlarm), PairedMetrics(s))
 }
 
 // timingPlan decides, before any run, how s's machine-dependent metrics
