@@ -13,7 +13,8 @@ import (
 // what it ended with and every decision count, none of which depends on
 // the machine; a decision that disrupted more nodes at once than the
 // NodePool's budget allowed fails whatever the baseline saw. How long it
-// took depends on the machine and is not compared here.
+// took depends on the machine and is paired (PairedSamples), not compared
+// here. What pods held is reported, not failed (DisruptionRun.Held).
 func (d *Diff) disruption(b *fingerprint.BaselineDisruption, o *fingerprint.Disruption, rules Rules) {
 	switch {
 	case b == nil && o == nil:
@@ -40,6 +41,7 @@ func (d *Diff) disruption(b *fingerprint.BaselineDisruption, o *fingerprint.Disr
 		// Karpenter's own count, where the run and every recorded one read it.
 		d.counts("disruption.karpenterRemoved", b, s.KarpenterRemoved, func(r fingerprint.DisruptionRun) map[string]int { return r.KarpenterRemoved }, "NodeClaims Karpenter counted as removed for this reason within the seen range")
 	}
+	d.held(b, s.Held)
 	for _, x := range []struct {
 		path string
 		of   func(fingerprint.DisruptionRun) int
@@ -78,6 +80,29 @@ func (d *Diff) counts(path string, b *fingerprint.BaselineDisruption, got map[st
 		seen := b.Range(func(r fingerprint.DisruptionRun) float64 { return float64(of(r)[k]) })
 		if v := float64(got[k]); !seen.Contains(v, 0) {
 			d.add(path+"."+k, rangeString(seen, "%.0f"), fmt.Sprint(v), rule, Regression)
+		}
+	}
+}
+
+// held reports each kind of hold whose count of held NodeClaims is
+// outside the recorded runs' range, tolerated: a count is a lower bound
+// (Karpenter deduplicates its events), and whether the hold changed the
+// scale-in is what the decisions, the end state and the paired time say.
+func (d *Diff) held(b *fingerprint.BaselineDisruption, got map[string]int) {
+	keys := maps.Clone(got)
+	if keys == nil {
+		keys = map[string]int{}
+	}
+	for _, r := range b.Runs {
+		for k := range r.Held {
+			keys[k] += 0
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		seen := b.Range(func(r fingerprint.DisruptionRun) float64 { return float64(r.Held[k]) })
+		if v := float64(got[k]); !seen.Contains(v, 0) {
+			d.add("disruption.held."+k, rangeString(seen, "%.0f"), fmt.Sprint(v),
+				"NodeClaims a pod held within the seen range; reported, not failed: Karpenter's events are deduplicated, so a count is a lower bound", Tolerated)
 		}
 	}
 }

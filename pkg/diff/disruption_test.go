@@ -142,3 +142,37 @@ func TestDisruptionKarpenterRemoved(t *testing.T) {
 		t.Fatalf("a run that could not read Karpenter's count is not compared on it: %s", d.Text())
 	}
 }
+
+// A pod that holds a drain the recorded runs never saw held is reported
+// with its kind and count, and does not fail on its own: the decisions
+// and the end state say whether it changed the scale-in.
+func TestDisruptionHeldIsReportedNotFailed(t *testing.T) {
+	held := scaledIn(small, 1, 0.1, multi)
+	held.Disruption.Held = []fingerprint.Hold{{NodeClaim: "a", By: fingerprint.HeldByPDB}, {NodeClaim: "b", By: fingerprint.HeldByPDB}}
+	d := Compare(scaleInBaseline(t), Rules{ZonesMatter: true}, held)
+	if d.Regressed() {
+		t.Fatalf("a hold alone failed verification:\n%s", d.Text())
+	}
+	var got []Deviation
+	for _, x := range d.Deviations {
+		if x.Path == "disruption.held.pdb" {
+			got = append(got, x)
+		}
+	}
+	if len(got) != 1 || got[0].Severity != Tolerated || got[0].Baseline != "0" || got[0].Observed != "2" {
+		t.Fatalf("want one tolerated disruption.held.pdb 0 → 2, got %+v\n%s", got, d.Text())
+	}
+
+	// Recorded with the hold, a run with it again reads nothing; one
+	// without it reads the hold gone.
+	b, err := fingerprint.NewBaseline("shrink", fingerprint.Provenance{}, []*fingerprint.Fingerprint{held, held})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := Compare(b, Rules{ZonesMatter: true}, held); len(d.Deviations) != 0 {
+		t.Errorf("the recorded hold again: want no deviation, got\n%s", d.Text())
+	}
+	if d := Compare(b, Rules{ZonesMatter: true}, scaledIn(small, 1, 0.1, multi)); len(d.Deviations) != 1 || d.Deviations[0].Path != "disruption.held.pdb" {
+		t.Errorf("the recorded hold gone: want disruption.held.pdb, got\n%s", d.Text())
+	}
+}

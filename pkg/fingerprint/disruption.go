@@ -123,6 +123,15 @@ const (
 	HeldByPDB = "PodDisruptionBudget"
 )
 
+// Key names the hold's kind in a baseline's counts (DisruptionRun.Held):
+// "doNotDisrupt" or "pdb".
+func (h Hold) Key() string {
+	if h.By == HeldByPDB {
+		return "pdb"
+	}
+	return "doNotDisrupt"
+}
+
 // NoReason is Disruption.Disrupted's key for a NodeClaim removed without
 // a disruption event.
 const NoReason = "none"
@@ -587,6 +596,11 @@ type DisruptionRun struct {
 	ReplacedAgain int `json:"replacedAgain,omitempty"`
 	MaxDisrupting int `json:"maxDisrupting"`
 	Evicted       int `json:"evicted"`
+	// Held counts the NodeClaims a pod held, by Hold.Key. Karpenter's
+	// events are deduplicated, so a count is a lower bound: verification
+	// reports one outside the seen range and does not fail on it. A
+	// baseline recorded before it was kept reads none.
+	Held map[string]int `json:"held,omitempty"`
 	// SteadyAfter depends on the machine: kept and reported; verification
 	// pairs it in the same run (RunMetrics' disruption.steadyAfter) and
 	// never compares it with these recorded values.
@@ -599,6 +613,9 @@ type DisruptionRun struct {
 func (d *Disruption) Summary() DisruptionRun {
 	r := DisruptionRun{Outcome: d.Outcome, After: d.After, Disrupted: maps.Clone(d.Disrupted), Replacements: d.Replacements,
 		ReplacedAgain: len(d.ReplacedAgain), MaxDisrupting: d.MaxDisrupting, Evicted: d.Evicted, SteadyAfter: d.SteadyAfter, KarpenterRemoved: maps.Clone(d.KarpenterRemoved)}
+	for _, h := range d.Held {
+		r.Held = increment(r.Held, h.Key())
+	}
 	for _, x := range d.Decisions {
 		r.Decisions = increment(r.Decisions, x.Key())
 		if x.Step < len(d.Steps) {
