@@ -9,6 +9,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -62,11 +63,15 @@ func main() {
 	flag.BoolVar(&c.buildOnly, "build-only", false, "build the mutants (their patches must apply and compile against the pinned module) and run nothing")
 	flag.BoolVar(&c.keep, "keep", false, "keep the rows of -out's matrix.json for the builds not run this time (re-run one mutant of a finished matrix)")
 	flag.StringVar(&c.out, "out", repo.Out("mutants"), "directory for each build's report and log, matrix.md and matrix.json")
-	flag.DurationVar(&c.timeout, "timeout", time.Hour, "bound of one build's run of the scenarios")
+	flag.DurationVar(&c.timeout, "timeout", 0, "bound of one build's run of the scenarios (default: an hour per scenario it runs: a timing-only mutant pairs each affected scale-in scenario for 11 to 16 pairs of minutes each)")
 	flag.IntVar(&c.maxPairs, "max-pairs", verify.DefaultMaxPairs, "the most reference/candidate pairs a mutant's paired timing test may run on a scenario (nodeprint run --max-pairs); the default is run's")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "mutants: unexpected arguments %v (see -h)\n", flag.Args())
+		os.Exit(exitUsage)
+	}
+	if c.timeout < 0 {
+		fmt.Fprintf(os.Stderr, "mutants: -timeout %s: want a positive duration, or 0 for an hour per scenario\n", c.timeout)
 		os.Exit(exitUsage)
 	}
 	c.only, c.scenarios = split(only), split(scenarios)
@@ -225,7 +230,8 @@ func runBuild(ctx context.Context, tc *toolchain.Toolchain, set *mutants.Set, mu
 	for _, sc := range scenarios {
 		args = append(args, repo.At(tc.Root).Scenario(sc))
 	}
-	rctx, cancel := context.WithTimeout(ctx, c.timeout)
+	timeout := cmp.Or(c.timeout, time.Duration(len(scenarios))*time.Hour)
+	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	logf("running %d scenario(s) (log: %s)", len(scenarios), log.Name())
 	cmd := interruptible(rctx, filepath.Join(tc.Bin, "nodeprint"), args...)
@@ -238,7 +244,7 @@ func runBuild(ctx context.Context, tc *toolchain.Toolchain, set *mutants.Set, mu
 	case errors.As(err, &ee) && ee.ExitCode() == exitUsage:
 		return nil, fmt.Errorf("nodeprint refused the run (exit 2): see %s", log.Name())
 	case rctx.Err() == context.DeadlineExceeded:
-		err = fmt.Errorf("the run did not finish within %s (-timeout): see %s", c.timeout, log.Name())
+		err = fmt.Errorf("the run did not finish within %s (-timeout): see %s", timeout, log.Name())
 	case err != nil:
 		err = fmt.Errorf("the run failed (%v): see %s", err, log.Name())
 	}
