@@ -90,6 +90,8 @@ func TestBadTeamManifests(t *testing.T) {
 			[]string{"spec.workloads[0].manifest", "checkout.yaml:", "document 4 (Deployment checkout)", "spec.template.spec.toleration", "unknown field"}},
 		{"a PDB beside the manifest's", strings.Replace(string(orig), "  - manifest: ../rendered/checkout.yaml\n", "  - manifest: ../rendered/checkout.yaml\n    pdb: {maxUnavailable: 1}\n", 1), "",
 			[]string{"document 7 (PodDisruptionBudget checkout) selects the pods of workload checkout, which sets pdb too: keep one"}},
+		{"two PDBs over the same pods", "", strings.Replace(string(origDeploy), "      app.kubernetes.io/name: checkout-worker\n", "      app.kubernetes.io/name: checkout\n", 1),
+			[]string{"document 6 (PodDisruptionBudget checkout-worker) and document 7 (PodDisruptionBudget checkout) both select the pods of workload checkout", "more than one PodDisruptionBudget", "keep one"}},
 		{"a PDB of an old API", "", strings.Replace(string(origDeploy), "apiVersion: policy/v1\n", "apiVersion: policy/v1beta1\n", 1),
 			[]string{"only policy/v1 PodDisruptionBudgets are read, got policy/v1beta1"}},
 		{"no workload in the file", strings.Replace(string(orig), "../rendered/checkout.yaml", "../gitops/karpenter.yaml", 1), "",

@@ -171,8 +171,12 @@ func (w *Workload) hpaFrom(path string, docs []*document, target *document) ([]s
 }
 
 // pdbFrom takes the policy/v1 PodDisruptionBudget of the file whose
-// selector matches the workload's pod labels, if there is one.
+// selector matches the workload's pod labels, if there is one. Two that
+// match are refused: the API server evicts no pod that more than one
+// budget covers, which the scenario's one pdb cannot say.
 func (w *Workload) pdbFrom(path string, docs []*document, tpl *corev1.PodTemplateSpec) ([]string, error) {
+	var found *policyv1.PodDisruptionBudget
+	var from *document
 	for _, d := range docs {
 		if d.Kind != "PodDisruptionBudget" {
 			continue
@@ -188,23 +192,28 @@ func (w *Workload) pdbFrom(path string, docs []*document, tpl *corev1.PodTemplat
 		if err != nil {
 			return nil, fmt.Errorf("%s: %s: %w", path, d, err)
 		}
-		if !selects {
+		switch {
+		case !selects:
 			continue
-		}
-		if w.PDB != nil {
+		case w.PDB != nil:
 			return nil, fmt.Errorf("%s: %s selects the pods of workload %s, which sets pdb too: keep one", path, d, w.Name)
+		case found != nil:
+			return nil, fmt.Errorf("%s: %s and %s both select the pods of workload %s: the API server evicts no pod that more than one PodDisruptionBudget covers, so no drain of its nodes would finish; keep one", path, from, d, w.Name)
 		}
-		if b.Spec.MinAvailable == nil && b.Spec.MaxUnavailable == nil {
-			return []string{fmt.Sprintf("workload %s: %s ignored: it sets neither minAvailable nor maxUnavailable", w.Name, d)}, nil
-		}
-		w.PDB = &PDB{MinAvailable: b.Spec.MinAvailable, MaxUnavailable: b.Spec.MaxUnavailable}
-		notes := []string{fmt.Sprintf("workload %s: PodDisruptionBudget from %s (the run's selects the workload's pods)", w.Name, d)}
-		if b.Spec.UnhealthyPodEvictionPolicy != nil {
-			notes = append(notes, fmt.Sprintf("workload %s: ignored: unhealthyPodEvictionPolicy %s (the API server's default applies)", w.Name, *b.Spec.UnhealthyPodEvictionPolicy))
-		}
-		return notes, nil
+		found, from = b, d
 	}
-	return nil, nil
+	if found == nil {
+		return nil, nil
+	}
+	if found.Spec.MinAvailable == nil && found.Spec.MaxUnavailable == nil {
+		return []string{fmt.Sprintf("workload %s: %s ignored: it sets neither minAvailable nor maxUnavailable", w.Name, from)}, nil
+	}
+	w.PDB = &PDB{MinAvailable: found.Spec.MinAvailable, MaxUnavailable: found.Spec.MaxUnavailable}
+	notes := []string{fmt.Sprintf("workload %s: PodDisruptionBudget from %s (the run's selects the workload's pods)", w.Name, from)}
+	if found.Spec.UnhealthyPodEvictionPolicy != nil {
+		notes = append(notes, fmt.Sprintf("workload %s: ignored: unhealthyPodEvictionPolicy %s (the API server's default applies)", w.Name, *found.Spec.UnhealthyPodEvictionPolicy))
+	}
+	return notes, nil
 }
 
 func (w *Workload) setHPA(d *document, h *autoscalingv2.HorizontalPodAutoscaler) []string {
