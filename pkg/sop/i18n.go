@@ -119,7 +119,7 @@ var messages = map[string]text{
 	"scaleInAfter":            {En: "Steady state %s in %d of %d runs", Zh: "稳定状态 %s，%d/%d 次运行"},
 	"scaleInDecision":         {En: "Decisions %s: %s per run", Zh: "决策 %s：每次运行 %s 次"},
 	"scaleInRemoved":          {En: "NodeClaims removed for %s: %s per run", Zh: "因 %s 移除的 NodeClaim：每次运行 %s 个"},
-	"scaleInMax":              {En: "At most %s node(s) disrupting at once; the scale-in took %s (machine-dependent, not verified)", Zh: "同时中断的节点最多 %s 个；缩容耗时 %s（取决于机器，不做校验）"},
+	"scaleInMax":              {En: "At most %s node(s) disrupting at once; the scale-in took %s on the recording machine (verified only paired with a reference run on the same machine)", Zh: "同时中断的节点最多 %s 个；缩容在录制机器上耗时 %s（仅与同一台机器上的参照运行配对校验）"},
 	"note":                    {En: "Note", Zh: "说明"},
 	"accepted":                {En: "Runs accepted from reports as noise (`nodeprint accept`), with the reason given", Zh: "作为噪声从报告中接受的运行（`nodeprint accept`）及其理由"},
 	"compare":                 {En: "Compare a live cluster", Zh: "对照线上集群"},
