@@ -14,7 +14,7 @@ import (
 // the machine; a decision that disrupted more nodes at once than the
 // NodePool's budget allowed fails whatever the baseline saw. How long it
 // took depends on the machine and is paired (PairedSamples), not compared
-// here. What pods held is reported, not failed (DisruptionRun.Held).
+// here.
 func (d *Diff) disruption(b *fingerprint.BaselineDisruption, o *fingerprint.Disruption, rules Rules) {
 	switch {
 	case b == nil && o == nil:
@@ -34,14 +34,19 @@ func (d *Diff) disruption(b *fingerprint.BaselineDisruption, o *fingerprint.Disr
 	}
 	d.selectionAgainst("disruption.after", b.AfterSelections(), o.After, rules)
 	s := o.Summary()
-	d.counts("disruption.disrupted", b, s.Disrupted, func(r fingerprint.DisruptionRun) map[string]int { return r.Disrupted }, "NodeClaims removed for this reason within the seen range")
-	d.counts("disruption.decisions", b, s.Decisions, func(r fingerprint.DisruptionRun) map[string]int { return r.Decisions }, "decisions of this kind within the seen range")
-	d.counts("disruption.duringSteps", b, s.DuringSteps, func(r fingerprint.DisruptionRun) map[string]int { return r.DuringSteps }, "decisions of this kind made before the scale-in's last step within the seen range")
+	d.counts("disruption.disrupted", b, s.Disrupted, func(r fingerprint.DisruptionRun) map[string]int { return r.Disrupted }, "NodeClaims removed for this reason within the seen range", Regression)
+	d.counts("disruption.decisions", b, s.Decisions, func(r fingerprint.DisruptionRun) map[string]int { return r.Decisions }, "decisions of this kind within the seen range", Regression)
+	d.counts("disruption.duringSteps", b, s.DuringSteps, func(r fingerprint.DisruptionRun) map[string]int { return r.DuringSteps }, "decisions of this kind made before the scale-in's last step within the seen range", Regression)
 	if s.KarpenterRemoved != nil && !slices.ContainsFunc(b.Runs, func(r fingerprint.DisruptionRun) bool { return r.KarpenterRemoved == nil }) {
 		// Karpenter's own count, where the run and every recorded one read it.
-		d.counts("disruption.karpenterRemoved", b, s.KarpenterRemoved, func(r fingerprint.DisruptionRun) map[string]int { return r.KarpenterRemoved }, "NodeClaims Karpenter counted as removed for this reason within the seen range")
+		d.counts("disruption.karpenterRemoved", b, s.KarpenterRemoved, func(r fingerprint.DisruptionRun) map[string]int { return r.KarpenterRemoved }, "NodeClaims Karpenter counted as removed for this reason within the seen range", Regression)
 	}
-	d.held(b, s.Held)
+	// What pods held is reported, not failed: a count is a lower bound
+	// (Karpenter deduplicates its events), and whether the hold changed
+	// the scale-in is what the decisions, the end state and the paired
+	// time say.
+	d.counts("disruption.held", b, s.Held, func(r fingerprint.DisruptionRun) map[string]int { return r.Held },
+		"NodeClaims a pod held within the seen range; reported, not failed: Karpenter's events are deduplicated, so a count is a lower bound", Tolerated)
 	for _, x := range []struct {
 		path string
 		of   func(fingerprint.DisruptionRun) int
@@ -65,8 +70,8 @@ func (d *Diff) disruption(b *fingerprint.BaselineDisruption, o *fingerprint.Disr
 }
 
 // counts compares each key's count with the range the recorded runs saw
-// (a key a run lacks counts 0 there).
-func (d *Diff) counts(path string, b *fingerprint.BaselineDisruption, got map[string]int, of func(fingerprint.DisruptionRun) map[string]int, rule string) {
+// (a key a run lacks counts 0 there) and adds one of sev outside it.
+func (d *Diff) counts(path string, b *fingerprint.BaselineDisruption, got map[string]int, of func(fingerprint.DisruptionRun) map[string]int, rule string, sev Severity) {
 	keys := maps.Clone(got)
 	if keys == nil {
 		keys = map[string]int{}
@@ -79,30 +84,7 @@ func (d *Diff) counts(path string, b *fingerprint.BaselineDisruption, got map[st
 	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		seen := b.Range(func(r fingerprint.DisruptionRun) float64 { return float64(of(r)[k]) })
 		if v := float64(got[k]); !seen.Contains(v, 0) {
-			d.add(path+"."+k, rangeString(seen, "%.0f"), fmt.Sprint(v), rule, Regression)
-		}
-	}
-}
-
-// held reports each kind of hold whose count of held NodeClaims is
-// outside the recorded runs' range, tolerated: a count is a lower bound
-// (Karpenter deduplicates its events), and whether the hold changed the
-// scale-in is what the decisions, the end state and the paired time say.
-func (d *Diff) held(b *fingerprint.BaselineDisruption, got map[string]int) {
-	keys := maps.Clone(got)
-	if keys == nil {
-		keys = map[string]int{}
-	}
-	for _, r := range b.Runs {
-		for k := range r.Held {
-			keys[k] += 0
-		}
-	}
-	for _, k := range slices.Sorted(maps.Keys(keys)) {
-		seen := b.Range(func(r fingerprint.DisruptionRun) float64 { return float64(r.Held[k]) })
-		if v := float64(got[k]); !seen.Contains(v, 0) {
-			d.add("disruption.held."+k, rangeString(seen, "%.0f"), fmt.Sprint(v),
-				"NodeClaims a pod held within the seen range; reported, not failed: Karpenter's events are deduplicated, so a count is a lower bound", Tolerated)
+			d.add(path+"."+k, rangeString(seen, "%.0f"), fmt.Sprint(v), rule, sev)
 		}
 	}
 }
