@@ -100,6 +100,15 @@ type ComponentRestarter interface {
 	RestartComponent(ctx context.Context, component string) error
 }
 
+// LogExporter is a provider that keeps its components' logs as files and
+// can copy them (the local provider: Karpenter, the control plane,
+// kwok-controller and metrics-server), for a failure's diagnosis.
+type LogExporter interface {
+	// ExportLogs copies the logs into dest and returns how many files it
+	// copied.
+	ExportLogs(dest string) (int, error)
+}
+
 // CatalogSource is a provider that knows the instance-type catalog its
 // Karpenter runs with (a file), which explain's fit rules need.
 type CatalogSource interface {
@@ -116,6 +125,7 @@ var (
 	_ KarpenterRerouter      = (*Local)(nil)
 	_ ComponentRestarter     = (*Local)(nil)
 	_ CatalogSource          = (*Local)(nil)
+	_ LogExporter            = (*Local)(nil)
 	_ Provider               = (*KindCluster)(nil)
 	_ KarpenterOwner         = (*KindCluster)(nil)
 	_ KarpenterSwitcher      = (*KindCluster)(nil)

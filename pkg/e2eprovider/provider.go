@@ -232,18 +232,12 @@ func (p *Provider) GetKubectlContext() string {
 	return cfg.CurrentContext
 }
 
-// logExporter is a cluster that can copy its components' logs
-// (cluster.Local, the provider harness.New uses by default).
-type logExporter interface {
-	ExportLogs(dest string) (int, error)
-}
-
 // ExportLogs copies Karpenter's and the control plane's logs into dest.
 func (p *Provider) ExportLogs(_ context.Context, dest string) error {
 	if p.h == nil {
 		return fmt.Errorf("failed to export the logs of cluster %q: it is not created", p.name)
 	}
-	ex, ok := p.h.Provider.(logExporter)
+	ex, ok := p.h.Provider.(cluster.LogExporter)
 	if !ok {
 		return fmt.Errorf("failed to export the logs of cluster %q: its provider (%T) keeps no logs nodeprint can copy", p.name, p.h.Provider)
 	}

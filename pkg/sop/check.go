@@ -121,6 +121,11 @@ type CheckResult struct {
 	Err    error
 }
 
+// Unsettled says the command failed with a transient answer (kubectl
+// top's "metrics not available") that lasted its whole settle bound: what
+// it waited for is in the metrics pipeline, not in the command.
+func (c CheckResult) Unsettled() bool { return c.Err != nil && isTransient(c.Stderr) }
+
 // Problem says what is wrong with the result, or "" when the command
 // succeeded and its output shows what the runbook says: with the fault,
 // the pattern; on a clean run, not the pattern (one a healthy cluster

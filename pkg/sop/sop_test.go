@@ -427,6 +427,9 @@ func TestRunChecksAsksATransientAnswerAgain(t *testing.T) {
 			if p := res[1].Problem(); !strings.Contains(p, answer[len("error: "):]) {
 				t.Errorf("an answer that stays transient: want it to fail with the answer, got %q", p)
 			}
+			if res[0].Unsettled() || !res[1].Unsettled() {
+				t.Errorf("Unsettled: want false for the answer that settled and true for the one that stayed transient, got %v and %v", res[0].Unsettled(), res[1].Unsettled())
+			}
 		})
 	}
 }

@@ -93,7 +93,9 @@ func (e *Environment) ExpectRunbookChecksShowSymptoms(s *scenario.Scenario, resu
 			"%s has evidence checks and none ran on the clean run (did it settle?)", r.ID)
 	}
 	var problems []string
+	unsettled := false
 	for _, r := range results {
+		unsettled = unsettled || r.Unsettled()
 		on := "fault"
 		if r.Clean {
 			on = "clean"
@@ -102,6 +104,9 @@ func (e *Environment) ExpectRunbookChecksShowSymptoms(s *scenario.Scenario, resu
 		if p := r.Problem(); p != "" {
 			problems = append(problems, p)
 		}
+	}
+	if unsettled {
+		problems = append(problems, e.metricsDiagnosis())
 	}
 	Expect(problems).To(BeEmpty(), "runbook commands that fail or do not show the symptom:\n%s", strings.Join(problems, "\n\n"))
 }
