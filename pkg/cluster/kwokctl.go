@@ -23,10 +23,32 @@ import (
 // kwokctlConfig is the subset of kwokctl's KwokctlConfiguration nodeprint
 // sets. Field names follow config.kwok.x-k8s.io/v1alpha1.
 type kwokctlConfig struct {
-	APIVersion string         `json:"apiVersion"`
-	Kind       string         `json:"kind"`
-	Options    kwokctlOptions `json:"options"`
+	APIVersion        string           `json:"apiVersion"`
+	Kind              string           `json:"kind"`
+	Options           kwokctlOptions   `json:"options"`
+	ComponentsPatches []componentPatch `json:"componentsPatches,omitempty"`
 }
+
+// componentPatch adds flags to a component kwokctl starts
+// (ComponentPatches of config.kwok.x-k8s.io/v1alpha1).
+type componentPatch struct {
+	Name      string     `json:"name"`
+	ExtraArgs []extraArg `json:"extraArgs"`
+}
+
+// extraArg is one flag, --Key=Value.
+type extraArg struct {
+	Key   string `json:"key"`
+	Value string `json:"value"`
+}
+
+// componentsPatches: metrics-server logs at -v=1. At its default level it
+// says nothing when it leaves a pod out of a scrape (a zero CPU or memory
+// sample) and nothing of how many pods each scrape found; at 1 it logs
+// both ("Failed getting complete Pod metric", "Scrape finished … podCount"),
+// a few lines every 15 s. A runbook command that never gets metrics quotes
+// them (suites' metrics diagnosis).
+var componentsPatches = []componentPatch{{Name: "metrics-server", ExtraArgs: []extraArg{{Key: "v", Value: "1"}}}}
 
 type kwokctlOptions struct {
 	Runtime                     string   `json:"runtime"`
@@ -103,6 +125,7 @@ func writeKwokctlConfig(path string, tc *toolchain.Toolchain, cacheDir string) e
 			KubeSchedulerConfig:         sched,
 			EnableCRDs:                  dynamicKinds,
 		},
+		ComponentsPatches: componentsPatches,
 	}
 	b, err := yaml.Marshal(cfg)
 	if err != nil {

@@ -17,14 +17,16 @@ import (
 // pipelineLogs are, per component log of the metrics pipeline, the lines
 // that say why a pod has no metrics: metrics-server's errors (a node it
 // could not scrape or timed out on, a container it skipped, a duplicate
-// point) and kwok-controller's errors and warnings about the metrics it
+// point), the pods it left out of a scrape and how many pods and how
+// long each scrape took (at -v=1, which the local cluster sets), and
+// kwok-controller's errors and warnings about the metrics it
 // serves (an expression that failed to evaluate, a metric it could not
 // register).
 var pipelineLogs = []struct {
 	file string
 	line *regexp.Regexp
 }{
-	{"metrics-server.log", regexp.MustCompile(`Failed|Skipping|duplicate|timeout`)},
+	{"metrics-server.log", regexp.MustCompile(`Failed|Skipping|duplicate|timeout|Scrape finished`)},
 	{"kwok-controller.log", regexp.MustCompile(`(?i)"level":"(ERROR|WARN)".*(metric|usage|evaluat)`)},
 }
 
@@ -35,9 +37,7 @@ const pipelineLinesKept = 8
 // metricsDiagnosis says what the metrics pipeline logged, for a runbook
 // command that stayed on kubectl top's "metrics not available" answer for
 // its whole bound: the failure's message is all CI keeps of a suite's
-// cluster. A pipeline that logged nothing dropped the pods' points
-// without a word (metrics-server leaves out a pod with a zero CPU or
-// memory sample), and that is said too.
+// cluster. A log with none of those lines is named as such.
 func (e *Environment) metricsDiagnosis() string {
 	GinkgoHelper()
 	p, err := cluster.New(cluster.KindLocal, cluster.WithName(e.ClusterName), cluster.WithToolchain(e.Toolchain))
@@ -67,7 +67,7 @@ func pipelineDiagnosis(dir string) string {
 		}
 		lines := matchingLines(string(data), l.line, pipelineLinesKept)
 		if len(lines) == 0 {
-			fmt.Fprintf(&b, "metrics pipeline: %s logged no scrape or metric error (a pod it serves without a word has a zero CPU or memory sample)\n", l.file)
+			fmt.Fprintf(&b, "metrics pipeline: %s has no line about scrapes or metrics\n", l.file)
 			continue
 		}
 		fmt.Fprintf(&b, "metrics pipeline: the last %d matching lines of %s:\n  %s\n", len(lines), l.file, strings.Join(lines, "\n  "))

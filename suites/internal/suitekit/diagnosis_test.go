@@ -20,18 +20,21 @@ func TestPipelineDiagnosisQuotesTheMetricsErrors(t *testing.T) {
 	write("metrics-server.log",
 		`E1206 00:00:16.577652   13102 configmap_cafile_content.go:246] "Unhandled Error" err="missing content for CA bundle"`,
 		`E1206 00:01:02.000000   13102 scraper.go:149] "Failed to scrape node, timeout to access kubelet" err="context deadline exceeded" node="general-purpose-x7k2p" timeout="10s"`,
+		`I1206 00:01:02.100000   13102 scraper.go:121] "Scraping metrics from nodes" nodes=["general-purpose-x7k2p"] nodeCount=1`,
+		`I1206 00:01:17.000000   13102 decode.go:104] "Failed getting complete Pod metric" pod="leak-x/api-1"`,
+		`I1206 00:01:17.010000   13102 scraper.go:172] "Scrape finished" duration="12.3ms" nodeCount=1 podCount=0`,
 	)
 	write("kwok-controller.log",
 		`{"level":"ERROR","msg":"failed to apply stage","err":"failed to delete pod worker-1: not found","stage":"pod-delete"}`,
 		`{"level":"INFO","msg":"metrics updated"}`,
 	)
 	got := pipelineDiagnosis(dir)
-	for _, want := range []string{"Failed to scrape node, timeout to access kubelet", "kwok-controller.log logged no scrape or metric error"} {
+	for _, want := range []string{"Failed to scrape node, timeout to access kubelet", `"Failed getting complete Pod metric" pod="leak-x/api-1"`, "podCount=0", "kwok-controller.log has no line about scrapes or metrics"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("want %q in the diagnosis, got:\n%s", want, got)
 		}
 	}
-	for _, noise := range []string{"CA bundle", "failed to apply stage", "metrics updated"} {
+	for _, noise := range []string{"CA bundle", "Scraping metrics from nodes", "failed to apply stage", "metrics updated"} {
 		if strings.Contains(got, noise) {
 			t.Errorf("the diagnosis quotes a routine line (%q):\n%s", noise, got)
 		}
