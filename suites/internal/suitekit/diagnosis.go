@@ -31,8 +31,10 @@ var pipelineLogs = []struct {
 }
 
 // pipelineLinesKept bounds the lines quoted per log: the last ones are
-// the ones about the failed command.
-const pipelineLinesKept = 8
+// the ones about the failed command. A scrape at -v=1 logs one line, and
+// up to one more per node it failed and per pod it left out, so 16 lines
+// cover the last two or three scrapes of a run of a few pods.
+const pipelineLinesKept = 16
 
 // metricsDiagnosis says what the metrics pipeline logged, for a runbook
 // command that stayed on kubectl top's "metrics not available" answer for

@@ -45,11 +45,11 @@ func TestPipelineDiagnosisQuotesTheMetricsErrors(t *testing.T) {
 		t.Errorf("a pod KWOK's metrics could not find: want it quoted compactly (%q), without its source, got:\n%s", want, got)
 	}
 
-	many := make([]string, 20)
+	many := make([]string, 40)
 	for i := range many {
 		many[i] = "Failed to scrape node n" + strings.Repeat("x", i)
 	}
-	if got := matchingLines(strings.Join(many, "\n"), pipelineLogs[0].line, pipelineLinesKept); len(got) != pipelineLinesKept || got[len(got)-1] != many[19] {
+	if got := matchingLines(strings.Join(many, "\n"), pipelineLogs[0].line, pipelineLinesKept); len(got) != pipelineLinesKept || got[len(got)-1] != many[39] {
 		t.Errorf("matchingLines: want the last %d lines, got %q", pipelineLinesKept, got)
 	}
 }
