@@ -3,6 +3,7 @@ package suitekit
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -105,17 +106,12 @@ func compact(line string) string {
 		return line
 	}
 	parts := []string{fmt.Sprint(fields["time"]), fmt.Sprint(fields["level"]), fmt.Sprint(fields["msg"])}
-	keys := make([]string, 0, len(fields))
-	for k := range fields {
+	for _, k := range slices.Sorted(maps.Keys(fields)) {
 		switch k {
 		case "time", "level", "msg", "source", "id":
 		default:
-			keys = append(keys, k)
+			parts = append(parts, fmt.Sprintf("%s=%v", k, fields[k]))
 		}
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		parts = append(parts, fmt.Sprintf("%s=%v", k, fields[k]))
 	}
 	return strings.Join(parts, " ")
 }
