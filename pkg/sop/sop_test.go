@@ -399,6 +399,26 @@ func TestContextChecksNameWhatAWorkingCommandShows(t *testing.T) {
 	}
 }
 
+// Unsettled is a command that failed with a transient answer: neither a
+// failure with another answer nor a success that printed one to stderr.
+func TestUnsettledIsAFailureWithATransientAnswer(t *testing.T) {
+	const transient = "error: metrics not available yet"
+	failed := errors.New("exit status 1")
+	for _, c := range []struct {
+		name string
+		r    sop.CheckResult
+		want bool
+	}{
+		{"failed, transient", sop.CheckResult{Err: failed, Stderr: transient}, true},
+		{"failed, another answer", sop.CheckResult{Err: failed, Stderr: `error: the server doesn't have a resource type "nodeclaims"`}, false},
+		{"succeeded, transient on stderr", sop.CheckResult{Stdout: "NAME MEMORY", Stderr: transient}, false},
+	} {
+		if got := c.r.Unsettled(); got != c.want {
+			t.Errorf("%s: Unsettled() = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
 // A transient answer (metrics-server without a sample yet) is asked again,
 // within a bound; a command that stays transient fails with its answer.
 func TestRunChecksAsksATransientAnswerAgain(t *testing.T) {
