@@ -82,10 +82,26 @@ func (t *Toolchain) Ensure(ctx context.Context, out io.Writer) error {
 // are present. An installed binary's build modules are fetched at its own
 // version first.
 func (t *Toolchain) Build(ctx context.Context, out io.Writer, names ...string) error {
+	return t.build(ctx, out, nil, names)
+}
+
+// BuildMutant builds the pinned Karpenter with one more patch (a unified
+// diff against sigs.k8s.io/karpenter, -p1) as mutant name, at
+// MutantBinary(name); the build is skipped when its stamp says the same
+// patch built it. make mutants and make sensitivity build through it.
+func (t *Toolchain) BuildMutant(ctx context.Context, out io.Writer, name, patch string) error {
+	abs, err := filepath.Abs(patch)
+	if err != nil {
+		return err
+	}
+	return t.build(ctx, out, []string{"KARPENTER_MUTANT=" + name, "KARPENTER_MUTANT_PATCH=" + abs}, []string{"karpenter-mutant"})
+}
+
+func (t *Toolchain) build(ctx context.Context, out io.Writer, extra, names []string) error {
 	if out == nil {
 		out = io.Discard
 	}
-	env := append(os.Environ(), t.Env()...)
+	env := append(append(os.Environ(), t.Env()...), extra...)
 	if t.Source == Installed {
 		modules := filepath.Join(t.Bin, ".modules")
 		fmt.Fprintf(out, "[toolchain] fetching nodeprint's build modules %s into %s\n", t.Version, modules)

@@ -280,14 +280,7 @@ func buildAll(ctx context.Context, tc *toolchain.Toolchain, set *mutants.Set, se
 
 // build runs the project's toolchain build for one mutant.
 func build(ctx context.Context, tc *toolchain.Toolchain, set *mutants.Set, mu mutants.Mutant, log io.Writer) error {
-	patch, err := filepath.Abs(set.PatchPath(mu))
-	if err != nil {
-		return err
-	}
-	cmd := exec.CommandContext(ctx, "make", "-C", tc.Root, "--no-print-directory", "karpenter-mutant")
-	cmd.Env = append(os.Environ(), "KARPENTER_MUTANT="+mu.Name, "KARPENTER_MUTANT_PATCH="+patch, "KARPENTER_VERSION="+tc.Versions.Karpenter)
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Run(); err != nil {
+	if err := tc.BuildMutant(ctx, log, mu.Name, set.PatchPath(mu)); err != nil {
 		return fmt.Errorf("failed to build mutant %s (%v): see the log", mu.Name, err)
 	}
 	return nil
