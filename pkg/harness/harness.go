@@ -20,6 +20,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/nodeprint/nodeprint/pkg/cluster"
@@ -49,6 +50,8 @@ type Harness struct {
 	Provenance fingerprint.Provenance
 
 	watch *supervise.Watcher
+	// ropts are every runner's options (BuildRunner's too).
+	ropts []run.Option
 	// started: Close brings the cluster down.
 	started bool
 	o       options
@@ -317,25 +320,41 @@ func (h *Harness) newRunner(ctx context.Context) error {
 		// teardown removes whatever a failed cleanup leaves.
 		ropts = append(ropts, run.WithRecoveryGrace(0))
 	}
+	h.ropts = append(ropts, h.o.runOpts...)
 	jopts := []verify.Option{verify.WithProgress(h.o.progress), verify.WithKubernetes(h.Provenance.Kubernetes)}
 	ref, cand, err := h.arms()
 	if err != nil {
 		return err
 	}
 	if ref != nil {
-		rr, err := run.NewRunner(h.Provider.Kubeconfig(), h.Provider, append(append(ropts, h.o.runOpts...), ref...)...)
+		rr, err := run.NewRunner(h.Provider.Kubeconfig(), h.Provider, append(slices.Clone(h.ropts), ref...)...)
 		if err != nil {
 			return err
 		}
 		jopts = append(jopts, verify.WithReference(rr))
 	}
-	r, err := run.NewRunner(h.Provider.Kubeconfig(), h.Provider, append(append(ropts, h.o.runOpts...), cand...)...)
+	r, err := run.NewRunner(h.Provider.Kubeconfig(), h.Provider, append(slices.Clone(h.ropts), cand...)...)
 	if err != nil {
 		return err
 	}
 	h.Runner = r
 	h.Judge = verify.New(r, append(jopts, h.o.judgeOpts...)...)
 	return nil
+}
+
+// BuildRunner is a runner of the harness's cluster whose every run
+// switches Karpenter to build b first (run.WithKarpenterBuild), supervised
+// like h.Runner: an arm of a paired experiment (make sensitivity runs one
+// per Karpenter build it compares). The provider must switch builds.
+func (h *Harness) BuildRunner(b cluster.Build) (*run.Runner, error) {
+	if _, ok := h.Provider.(cluster.KarpenterBuildSwitcher); !ok {
+		return nil, fmt.Errorf("the %s cluster's provider cannot switch Karpenter builds between runs", h.Name)
+	}
+	k, err := run.KarpenterAt(b.Binary, b.Version)
+	if err != nil {
+		return nil, err
+	}
+	return run.NewRunner(h.Provider.Kubeconfig(), h.Provider, append(slices.Clone(h.ropts), run.WithKarpenterBuild(b, k))...)
 }
 
 // arms are the runner options of paired verification's two arms: each

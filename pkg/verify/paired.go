@@ -311,13 +311,12 @@ func (j *Judge) pairedRuns(ctx context.Context, s *scenario.Scenario, b *fingerp
 			return nil, nil, err
 		}
 		refs, cands := a.fingerprints()
-		ms, excluded := diff.PairedSamples(refs, cands)
-		if len(ms) == 0 {
-			return a, &diff.Timing{Method: diff.Recorded, Reason: "no machine-dependent metric has a value in every run: " + fmt.Sprint(excluded)}, nil
-		}
-		res, err := paired.Test(ms, opts...)
+		res, excluded, err := look(refs, cands, opts)
 		if err != nil {
 			return nil, nil, err
+		}
+		if res == nil {
+			return a, &diff.Timing{Method: diff.Recorded, Reason: "no machine-dependent metric has a value in every run: " + fmt.Sprint(excluded)}, nil
 		}
 		t := diff.PairedTiming(res, ref, cand, excluded)
 		t.Replayed = plan.Replayed
@@ -336,6 +335,26 @@ func (j *Judge) pairedRuns(ctx context.Context, s *scenario.Scenario, b *fingerp
 			return a, t, nil
 		}
 	}
+}
+
+// PairedLook is one look of a paired verification of s after the pairs
+// (refs[i], cands[i]), with the judge's settings for s and a cap of
+// maxPairs (0: DefaultMaxPairs): the result, and the metrics left out
+// because a pair lacks them (nil result: every metric). The judge stops
+// when the result needs no more pairs; make sensitivity replays
+// verifications through it.
+func PairedLook(s *scenario.Scenario, maxPairs int, refs, cands []*fingerprint.Fingerprint) (*paired.Result, []string, error) {
+	j := &Judge{maxPairs: maxPairs}
+	return look(refs, cands, j.pairedOptions(s))
+}
+
+func look(refs, cands []*fingerprint.Fingerprint, opts []paired.Option) (*paired.Result, []string, error) {
+	ms, excluded := diff.PairedSamples(refs, cands)
+	if len(ms) == 0 {
+		return nil, excluded, nil
+	}
+	res, err := paired.Test(ms, opts...)
+	return res, excluded, err
 }
 
 // faithful checks a replay: the reference arm's first run must record
