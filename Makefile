@@ -145,7 +145,7 @@ bench: tools ## Measure start, overhead, scale (100-5,000 pods), the pipeline an
 	go run ./tools/bench -out out/bench $(BENCH_FLAGS)
 
 .PHONY: sensitivity
-sensitivity: tools ## Slow pod-ready and NodeClaim-ready by 1.25x, 1.5x, 2x and measure verify's power and false-alarm rate (about 50 min; SENSITIVITY_FLAGS=-analyze re-reads out/sensitivity/runs.json)
+sensitivity: tools ## Paired verification's power and false alarms against Karpenter builds made slower or hungrier by a known amount, and A/A idle and loaded (web-service and cpu-heavy, 10 conditions: about 80 min each; SENSITIVITY_FLAGS="-scenarios X -conditions launch:1.25,cpu:1.5", -analyze re-reads out/sensitivity/pools.json, -method recorded measures the recorded-runs fallback)
 	go run ./tools/sensitivity -out out/sensitivity $(SENSITIVITY_FLAGS)
 
 .PHONY: soak

@@ -140,7 +140,7 @@ func Analyze(r Runs, o Options) ([]Cell, error) {
 				if err != nil {
 					return nil, fmt.Errorf("%s: a baseline of the pool's runs: %w", r.Scenario, err)
 				}
-				d, n, err := verify(b, o, m, cand)
+				d, n, err := verifyRuns(b, o, m, cand)
 				if err != nil {
 					return nil, fmt.Errorf("%s, %s: %w", r.Scenario, c.name, err)
 				}
@@ -161,9 +161,9 @@ func Analyze(r Runs, o Options) ([]Cell, error) {
 	return out, nil
 }
 
-// verify is one verification of cand's first runs against b in mode m:
+// verifyRuns is one verification of cand's first runs against b in mode m:
 // its diff and how many runs it took.
-func verify(b *fingerprint.Baseline, o Options, m Mode, cand []*fingerprint.Fingerprint) (*diff.Diff, int, error) {
+func verifyRuns(b *fingerprint.Baseline, o Options, m Mode, cand []*fingerprint.Fingerprint) (*diff.Diff, int, error) {
 	n := m.Fixed
 	if n == 0 {
 		d := diff.Compare(b, o.Rules, cand[0])

@@ -54,3 +54,82 @@ func contains(xs []string, x string) bool {
 	}
 	return false
 }
+
+// The targets: power for a regression of at least TargetFactor
+// (1.25× a latency, 1.5× Karpenter's CPU or memory), false alarms at most
+// TargetFalseAlarm.
+const (
+	TargetPower      = 0.95
+	TargetFalseAlarm = 0.01
+)
+
+// targetFactor is the smallest regression of path the power target is
+// stated for.
+func targetFactor(path string) float64 {
+	if strings.HasPrefix(path, "karpenter.") {
+		return 1.5
+	}
+	return 1.25
+}
+
+// Meets says whether a cell meets its target: an A/A condition's false
+// alarms at most TargetFalseAlarm, a lever at or above its target factor
+// a power of at least TargetPower; ok is false for a lever below it
+// (measured, no target).
+func (c PairedCell) Meets() (meets, ok bool) {
+	if c.Condition.Target == "" {
+		return c.Failed <= TargetFalseAlarm, true
+	}
+	if c.Condition.Factor < targetFactor(c.Condition.Target) {
+		return false, false
+	}
+	return c.Power >= TargetPower, true
+}
+
+// PairedTable renders the cells as Markdown, one row per scenario and
+// condition.
+func PairedTable(cells []PairedCell, trials int) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "Paired verifications replayed from each pool (%d each, blocks drawn with replacement in verify's order, stopping where verify stops).\n", trials)
+	fmt.Fprintf(&sb, "power: the share that declared the lever's target regressed; failed: the share that declared anything regressed (under an A/A condition, the false-alarm rate).\n")
+	fmt.Fprintf(&sb, "target: %.0f%% power at 1.25× a latency and 1.5× Karpenter's CPU or memory, at most %.0f%% false alarms.\n\n", 100*TargetPower, 100*TargetFalseAlarm)
+	sb.WriteString("| scenario | condition | lever | target | realized | power | failed | pairs | min | target met | the pool's first pairs, tested once |\n")
+	sb.WriteString("|---|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, c := range cells {
+		target, realized, power := "–", "–", "–"
+		if c.Condition.Target != "" {
+			target, realized, power = c.Condition.Target, fmt.Sprintf("×%.2f", c.Realized), fmt.Sprintf("%.1f%%", 100*c.Power)
+		}
+		met := "–"
+		if m, ok := c.Meets(); ok {
+			met = map[bool]string{true: "yes", false: "**no**"}[m]
+		}
+		fmt.Fprintf(&sb, "| %s | %s | %s | %s | %s | %s | %.1f%% | %.1f | %.1f | %s | %s |\n", c.Scenario, c.Condition.Name, leverOf(c.Condition),
+			target, realized, power, 100*c.Failed, c.MeanPairs, c.Minutes, met, c.Whole)
+	}
+	return sb.String()
+}
+
+func leverOf(c Condition) string {
+	l := c.Lever
+	var parts []string
+	if l.LaunchDelay > 0 {
+		parts = append(parts, "launch +"+l.LaunchDelay.String())
+	}
+	if l.DecisionDelay > 0 {
+		parts = append(parts, "decision +"+l.DecisionDelay.String())
+	}
+	if l.CPUFactor > 1 {
+		parts = append(parts, fmt.Sprintf("CPU ×%g", l.CPUFactor))
+	}
+	if l.MemoryFactor > 1 {
+		parts = append(parts, fmt.Sprintf("memory ×%g", l.MemoryFactor))
+	}
+	if c.Load {
+		parts = append(parts, "one core busy")
+	}
+	if len(parts) == 0 {
+		return "none (another build)"
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,11 +1,22 @@
-// Command sensitivity is `make sensitivity`: on one local cluster it runs
-// each scenario many times unchanged, then under known slowdowns of
-// pod-ready and NodeClaim-ready (1.25×, 1.5×, 2× the measured median),
-// and applies the shipping verification to resamples of those runs: the
-// share of slowed runs detected (power) and of unchanged ones failed
-// (false alarms), for verify's default and for fixed repeats. It writes
-// out/sensitivity/runs.json (every run's fingerprint, so -analyze re-reads
-// them without a cluster) and table.md / table.json.
+// Command sensitivity is `make sensitivity`: how large a regression
+// verify catches, and how often it cries wolf.
+//
+// -method paired (the default) measures paired verification, what verify
+// does against another Karpenter build: per scenario and condition it
+// builds the pinned Karpenter with fixtures/sensitivity/levers.patch
+// filled in (launches or decisions slower by a known delay, CPU or memory
+// multiplied, or nothing: the A/A arm), runs a pool of blocks pinned
+// build against it on one local cluster in verify's order (one core kept
+// busy for a loaded A/A), and replays paired verifications from each
+// pool: power, false alarms, pairs used and wall time. It writes
+// out/sensitivity/pools.json (-analyze re-reads it without a cluster),
+// paired.md and paired.json.
+//
+// -method recorded measures the fallback verification against a
+// baseline's recorded runs (when no reference can run): each scenario
+// many times unchanged, then under KWOK stage and launch slowdowns, and
+// the shipping test applied to resamples (runs.json, table.md,
+// table.json).
 package main
 
 import (
@@ -33,6 +44,7 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 	"github.com/nodeprint/nodeprint/pkg/sensitivity"
 	"github.com/nodeprint/nodeprint/pkg/toolchain"
+	"github.com/nodeprint/nodeprint/pkg/verify"
 )
 
 type config struct {
@@ -45,6 +57,11 @@ type config struct {
 	recorded  int
 	trials    int
 	analyze   bool
+	// paired: -method paired's settings.
+	paired     bool
+	pairs      int
+	maxPairs   int
+	conditions []string
 }
 
 func main() { os.Exit(mainErr()) }
@@ -57,7 +74,11 @@ func mainErr() int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	if err := measure(ctx, c); err != nil {
+	run := measure
+	if c.paired {
+		run = measurePaired
+	}
+	if err := run(ctx, c); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		if ctx.Err() != nil {
 			return 130
@@ -78,7 +99,11 @@ func parseFlags(args []string) (config, error) {
 	targets := fs.String("targets", "podReady,nodeClaimReady,nodeReady", "what is slowed: podReady (KWOK's pod-ready stage delayed), nodeClaimReady (Karpenter's launches delayed), nodeReady (NodeClaim-ready through KWOK's node-initialize stage delayed)")
 	fs.IntVar(&c.recorded, "recorded", 10, "runs a resampled baseline holds (the committed baselines have 10)")
 	fs.IntVar(&c.trials, "trials", 500, "resamples per cell")
-	fs.BoolVar(&c.analyze, "analyze", false, "re-analyse the runs of -out/runs.json; start no cluster")
+	fs.BoolVar(&c.analyze, "analyze", false, "re-analyse the pools of -out/pools.json (-method recorded: runs.json); start no cluster")
+	method := fs.String("method", "paired", "paired (verification against another build, run interleaved) or recorded (against a baseline's recorded runs)")
+	fs.IntVar(&c.pairs, "pairs", 20, "-method paired: blocks per pool (scenario and condition)")
+	fs.IntVar(&c.maxPairs, "max-pairs", verify.DefaultMaxPairs, "-method paired: the cap of each replayed verification, as verify --max-pairs")
+	conds := fs.String("conditions", strings.Join(sensitivity.DefaultConditions, ","), "-method paired: unchanged, loaded (A/A with one core busy), and launch, decide, cpu or memory with a factor (launch:1.25)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -100,6 +125,23 @@ func parseFlags(args []string) (config, error) {
 	if c.pool < c.recorded+5 || c.slowed < 5 || c.recorded < 2 || c.trials < 1 {
 		return c, fmt.Errorf("-pool %d, -runs %d, -recorded %d, -trials %d: want a pool of at least -recorded+5, at least 5 runs per slowdown and 2 recorded runs",
 			c.pool, c.slowed, c.recorded, c.trials)
+	}
+	switch *method {
+	case "paired":
+		c.paired = true
+		c.conditions = strings.Split(*conds, ",")
+		for _, spec := range c.conditions {
+			if err := sensitivity.CheckCondition(spec); err != nil {
+				return c, fmt.Errorf("-conditions: %w", err)
+			}
+		}
+		if c.pairs < 8 || verify.CheckMaxPairs("-max-pairs", c.maxPairs) != nil {
+			return c, fmt.Errorf("-pairs %d, -max-pairs %d: want at least 8 blocks per pool and a cap of 1 to %d", c.pairs, c.maxPairs, verify.MaxPairsLimit)
+		}
+		return c, nil
+	case "recorded":
+	default:
+		return c, fmt.Errorf("-method %q: want paired or recorded", *method)
 	}
 	return c, nil
 }

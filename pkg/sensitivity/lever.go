@@ -1,0 +1,131 @@
+package sensitivity
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	"github.com/nodeprint/nodeprint/pkg/permtest"
+)
+
+// Lever is a Karpenter build that regresses by a known amount: the pinned
+// release with fixtures/sensitivity/levers.patch filled in. The zero Lever
+// regresses nothing and is still another build (the A/A arm).
+type Lever struct {
+	// LaunchDelay is added to every launch (the KWOK provider's Create).
+	LaunchDelay time.Duration `json:"launchDelay,omitempty"`
+	// DecisionDelay is added to every scheduling decision (the
+	// provisioner's Schedule): pods wait longer for their NodeClaim.
+	DecisionDelay time.Duration `json:"decisionDelay,omitempty"`
+	// CPUFactor multiplies the CPU the process uses (0 or 1: unchanged).
+	CPUFactor float64 `json:"cpuFactor,omitempty"`
+	// MemoryFactor multiplies its resident memory (0 or 1: unchanged).
+	MemoryFactor float64 `json:"memoryFactor,omitempty"`
+}
+
+// Placeholders of the levers patch.
+const (
+	launchPlaceholder   = "{{LAUNCH_DELAY_MS}}"
+	decisionPlaceholder = "{{DECISION_DELAY_MS}}"
+	cpuPlaceholder      = "{{CPU_FACTOR}}"
+	memoryPlaceholder   = "{{MEMORY_FACTOR}}"
+)
+
+// Patch fills the levers patch's placeholders with l's values; a template
+// that lacks one is refused (it would build a lever that does nothing).
+func (l Lever) Patch(template string) (string, error) {
+	r := []string{
+		launchPlaceholder, strconv.FormatInt(l.LaunchDelay.Milliseconds(), 10),
+		decisionPlaceholder, strconv.FormatInt(l.DecisionDelay.Milliseconds(), 10),
+		cpuPlaceholder, factor(l.CPUFactor),
+		memoryPlaceholder, factor(l.MemoryFactor),
+	}
+	for i := 0; i < len(r); i += 2 {
+		if !strings.Contains(template, r[i]) {
+			return "", fmt.Errorf("the levers patch has no %s placeholder", r[i])
+		}
+	}
+	return strings.NewReplacer(r...).Replace(template), nil
+}
+
+// Name names the build: "levers" and each lever that is set, so that one
+// lever's builds share nothing but the recipe.
+func (l Lever) Name() string {
+	parts := []string{"levers"}
+	if l.LaunchDelay > 0 {
+		parts = append(parts, fmt.Sprintf("launch%dms", l.LaunchDelay.Milliseconds()))
+	}
+	if l.DecisionDelay > 0 {
+		parts = append(parts, fmt.Sprintf("decide%dms", l.DecisionDelay.Milliseconds()))
+	}
+	if l.CPUFactor > 1 {
+		parts = append(parts, "cpu"+factor(l.CPUFactor))
+	}
+	if l.MemoryFactor > 1 {
+		parts = append(parts, "mem"+factor(l.MemoryFactor))
+	}
+	return strings.Join(parts, "-")
+}
+
+// factor prints a multiplier as a Go float constant (1 for unset).
+func factor(f float64) string {
+	if f <= 1 {
+		return "1.0"
+	}
+	return strconv.FormatFloat(f, 'f', -1, 64)
+}
+
+// DefaultConditions are make sensitivity's paired experiments: A/A on an
+// idle and on a busy machine, launches 10%, 25% and 50% slower, decisions
+// slower by a quarter of pod-ready, and Karpenter burning 1.25×, 1.5× and
+// 2× its CPU and holding 1.5× its memory.
+var DefaultConditions = []string{"unchanged", "loaded", "launch:1.1", "launch:1.25", "launch:1.5", "decide:1.25",
+	"cpu:1.25", "cpu:1.5", "cpu:2", "memory:1.5"}
+
+// ParseCondition turns a condition spec ("unchanged", "loaded", or
+// lever:factor with lever launch, decide, cpu or memory) into a Condition.
+// A delay is (factor − 1) times the baseline's median it slows:
+// NodeClaim-ready for launch, pod-ready for decide.
+func ParseCondition(spec string, b *fingerprint.Baseline) (Condition, error) {
+	switch spec {
+	case "unchanged":
+		return Condition{Name: "unchanged"}, nil
+	case "loaded":
+		return Condition{Name: "unchanged, one core busy", Load: true}, nil
+	}
+	kind, f, ok := strings.Cut(spec, ":")
+	factor, err := strconv.ParseFloat(f, 64)
+	if !ok || err != nil || factor <= 1 || factor > 10 {
+		return Condition{}, fmt.Errorf("condition %q: want unchanged, loaded, or launch, decide, cpu or memory with a factor above 1 and at most 10 (launch:1.25)", spec)
+	}
+	delay := func(s fingerprint.Samples) time.Duration {
+		return time.Duration((factor - 1) * permtest.Median(s.Values) * float64(time.Second)).Round(time.Millisecond)
+	}
+	c := Condition{Name: fmt.Sprintf("%s ×%g", kind, factor), Factor: factor}
+	switch kind {
+	case "launch":
+		c.Lever.LaunchDelay, c.Target = delay(b.Timing.NodeClaimReadyP50), "timing.nodeClaimReady.p50"
+	case "decide":
+		c.Lever.DecisionDelay, c.Target = delay(b.Timing.PodReadyP50), "timing.podReady.p50"
+	case "cpu":
+		c.Lever.CPUFactor, c.Target = factor, "karpenter.cpuSeconds"
+	case "memory":
+		c.Lever.MemoryFactor, c.Target = factor, "karpenter.peakRSSMiB"
+	default:
+		return Condition{}, fmt.Errorf("condition %q: no lever %q (want launch, decide, cpu or memory)", spec, kind)
+	}
+	if (kind == "launch" || kind == "decide") && c.Lever.LaunchDelay+c.Lever.DecisionDelay <= 0 {
+		return Condition{}, fmt.Errorf("condition %q: the baseline has no median to size the delay from", spec)
+	}
+	return c, nil
+}
+
+// CheckCondition checks a condition spec's form, before any baseline is
+// read.
+func CheckCondition(spec string) error {
+	one := fingerprint.Samples{Values: []float64{1}}
+	_, err := ParseCondition(spec, &fingerprint.Baseline{Timing: fingerprint.BaselineTiming{PodReadyP50: one, NodeClaimReadyP50: one}})
+	return err
+}

@@ -1,0 +1,169 @@
+package sensitivity
+
+import (
+	"math"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	"github.com/nodeprint/nodeprint/pkg/observe"
+	"github.com/nodeprint/nodeprint/pkg/scenario"
+	"github.com/nodeprint/nodeprint/pkg/verify"
+)
+
+const podReadyP50 = "timing.podReady.p50"
+
+// timed is a fingerprint whose pod-ready and NodeClaim-ready latencies
+// are podReady and nodeClaimReady seconds (p90 10% above).
+func timed(podReady, nodeClaimReady float64) *fingerprint.Fingerprint {
+	return &fingerprint.Fingerprint{Timing: fingerprint.Timing{Clock: observe.ReceivedClock,
+		PodReady:       fingerprint.Percentiles{Count: 10, P50: podReady, P90: 1.1 * podReady},
+		NodeClaimReady: fingerprint.Percentiles{Count: 2, P50: nodeClaimReady, P90: 1.1 * nodeClaimReady}}}
+}
+
+// pool draws n blocks A B, B A, …: each block's machine multiplies both
+// of its runs (lognormal, CV 20%), each run has its own 5% noise, and the
+// candidate's pod-ready is ratio times the reference's.
+func pool(rng *rand.Rand, n int, ratio float64, c Condition) Pool {
+	noise := func(cv float64) float64 { return math.Exp(cv * rng.NormFloat64()) }
+	p := Pool{Scenario: "s", Condition: c}
+	for b := range n {
+		m := noise(0.2)
+		ref := timed(4*m*noise(0.05), 2*m*noise(0.05))
+		cand := timed(4*ratio*m*noise(0.05), 2*m*noise(0.05))
+		p.Pairs = append(p.Pairs, Pair{RefFirst: verify.ReferenceFirst(b), Ref: ref, Cand: cand, Seconds: 20})
+	}
+	return p
+}
+
+func plain() *scenario.Scenario {
+	s := &scenario.Scenario{}
+	s.Metadata.Name = "s"
+	return s
+}
+
+func TestReplayPairedCatchesASlowdownAndNotItsAbsence(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	slow := Condition{Name: "podReady ×1.3", Target: podReadyP50, Factor: 1.3}
+	c, err := ReplayPaired(plain(), pool(rng, 24, 1.3, slow), PairedOptions{Trials: 200, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Power < 0.95 || math.Abs(c.Realized-1.3) > 0.05 || c.MeanPairs >= verify.DefaultMaxPairs || c.Minutes != c.MeanPairs*20/60 {
+		t.Errorf("a 1.3× pod-ready slowdown under 20%% machine noise: power %.3f (want ≥ 0.95), realized %.3f (want 1.3), %.1f pairs, %.1f min",
+			c.Power, c.Realized, c.MeanPairs, c.Minutes)
+	}
+	if !strings.Contains(c.Whole, podReadyP50) || !strings.Contains(c.Whole, "1.3") {
+		t.Errorf("the whole pool's test names the target and its ratio: %q", c.Whole)
+	}
+	// A/A: one pool's estimate varies with the pool (its own mean is off
+	// zero by chance, and the draws follow it); over pools it is the
+	// test's level, under 1%.
+	sum := 0.0
+	for seed := range 8 {
+		c, err := ReplayPaired(plain(), pool(rand.New(rand.NewPCG(uint64(seed), 9)), 24, 1, Condition{Name: "unchanged"}), PairedOptions{Trials: 200, Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Power != 0 || c.Realized != 0 {
+			t.Errorf("A/A: power %g and realized %g, want none", c.Power, c.Realized)
+		}
+		sum += c.Failed
+	}
+	if sum/8 > 0.01 {
+		t.Errorf("A/A: %.3f of verifications failed over 8 pools, want at most 1%%", sum/8)
+	}
+}
+
+// TestReplayPairedSeesATooWeakTest: a 1.12× slowdown meets the 95% power
+// target at the default cap and not at a cap of 7 pairs, the fewest at
+// which four metrics can decide at all: the table tells a weak test.
+func TestReplayPairedSeesATooWeakTest(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	p := pool(rng, 24, 1.12, Condition{Name: "podReady ×1.12", Target: podReadyP50, Factor: 1.12})
+	strong, err := ReplayPaired(plain(), p, PairedOptions{Trials: 200, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	weak, err := ReplayPaired(plain(), p, PairedOptions{Trials: 200, Seed: 1, MaxPairs: 7})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strong.Power < 0.95 || weak.Power >= 0.95 || weak.MeanPairs > 7 {
+		t.Errorf("cap 7: power %.3f in %.1f pairs; cap %d: %.3f: the weaker test must read lower", weak.Power, weak.MeanPairs, verify.DefaultMaxPairs, strong.Power)
+	}
+}
+
+func TestReplayPairedRefusesAPoolWithoutBothOrders(t *testing.T) {
+	p := pool(rand.New(rand.NewPCG(1, 1)), 6, 1, Condition{Name: "unchanged"})
+	for i := range p.Pairs {
+		p.Pairs[i].RefFirst = true
+	}
+	_, err := ReplayPaired(plain(), p, PairedOptions{})
+	if err == nil || !strings.Contains(err.Error(), "0 candidate-first") {
+		t.Errorf("a pool of reference-first blocks only: %v", err)
+	}
+}
+
+func TestLeverPatch(t *testing.T) {
+	tmpl, err := os.ReadFile("../../fixtures/sensitivity/levers.patch")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := Lever{LaunchDelay: 1250 * time.Millisecond, CPUFactor: 1.5}
+	got, err := l.Patch(string(tmpl))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"leverLaunchDelay = 1250 * time.Millisecond", "leverDecisionDelay = 0 * time.Millisecond",
+		"leverCPUFactor    = 1.5", "leverMemoryFactor = 1.0"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the filled patch lacks %q", want)
+		}
+	}
+	if strings.Contains(got, "{{") {
+		t.Error("the filled patch still has a placeholder")
+	}
+	if _, err := l.Patch(strings.ReplaceAll(string(tmpl), "{{CPU_FACTOR}}", "2")); err == nil {
+		t.Error("a template without the CPU placeholder must be refused")
+	}
+	names := []string{Lever{}.Name(), l.Name(), Lever{DecisionDelay: time.Second, MemoryFactor: 2}.Name()}
+	if d := cmp.Diff([]string{"levers", "levers-launch1250ms-cpu1.5", "levers-decide1000ms-mem2"}, names); d != "" {
+		t.Errorf("names (-want +got):\n%s", d)
+	}
+}
+
+func TestParseCondition(t *testing.T) {
+	b := &fingerprint.Baseline{Timing: fingerprint.BaselineTiming{
+		PodReadyP50:       fingerprint.Samples{Values: []float64{4, 3.8, 4.2}},
+		NodeClaimReadyP50: fingerprint.Samples{Values: []float64{2, 2.2, 1.8, 2}}}}
+	var got []Condition
+	for _, spec := range []string{"unchanged", "loaded", "launch:1.25", "decide:1.5", "cpu:2", "memory:1.5"} {
+		c, err := ParseCondition(spec, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, c)
+	}
+	want := []Condition{{Name: "unchanged"}, {Name: "unchanged, one core busy", Load: true},
+		{Name: "launch ×1.25", Lever: Lever{LaunchDelay: 500 * time.Millisecond}, Target: "timing.nodeClaimReady.p50", Factor: 1.25},
+		{Name: "decide ×1.5", Lever: Lever{DecisionDelay: 2 * time.Second}, Target: podReadyP50, Factor: 1.5},
+		{Name: "cpu ×2", Lever: Lever{CPUFactor: 2}, Target: "karpenter.cpuSeconds", Factor: 2},
+		{Name: "memory ×1.5", Lever: Lever{MemoryFactor: 1.5}, Target: "karpenter.peakRSSMiB", Factor: 1.5}}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("conditions (-want +got):\n%s", d)
+	}
+	for _, spec := range []string{"launch:1", "cpu:x", "boot:1.5", "cpu"} {
+		if err := CheckCondition(spec); err == nil || !strings.Contains(err.Error(), spec) {
+			t.Errorf("%q: want an error naming it, got %v", spec, err)
+		}
+	}
+	if _, err := ParseCondition("launch:1.25", &fingerprint.Baseline{}); err == nil || !strings.Contains(err.Error(), "no median") {
+		t.Errorf("a baseline without NodeClaim-ready samples cannot size a launch delay: %v", err)
+	}
+}

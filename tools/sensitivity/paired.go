@@ -1,0 +1,264 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/nodeprint/nodeprint/pkg/cluster"
+	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	"github.com/nodeprint/nodeprint/pkg/harness"
+	"github.com/nodeprint/nodeprint/pkg/repo"
+	"github.com/nodeprint/nodeprint/pkg/run"
+	"github.com/nodeprint/nodeprint/pkg/scenario"
+	"github.com/nodeprint/nodeprint/pkg/sensitivity"
+	"github.com/nodeprint/nodeprint/pkg/toolchain"
+	"github.com/nodeprint/nodeprint/pkg/verify"
+)
+
+// experiment is one scenario's conditions, their builds resolved.
+type experiment struct {
+	s          *scenario.Scenario
+	conditions []sensitivity.Condition
+}
+
+// measurePaired is make sensitivity's default: per scenario and
+// condition, a pool of blocks pinned build against the condition's lever
+// build, then verifications replayed from each pool.
+func measurePaired(ctx context.Context, c config) error {
+	tc, err := toolchain.Find()
+	if err != nil {
+		return err
+	}
+	ss, err := load(tc, c.scenarios)
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(c.out, "pools.json")
+	var pools []sensitivity.Pool
+	if c.analyze {
+		if pools, err = readPools(path); err != nil {
+			return err
+		}
+		return analysePaired(c, ss, pools)
+	}
+	exps, err := plan(tc, c, ss)
+	if err != nil {
+		return err
+	}
+	builds, err := buildLevers(ctx, tc, c.out, exps)
+	if err != nil {
+		return err
+	}
+	if pools, err = runPools(ctx, tc, c, exps, builds, path); err != nil {
+		return err
+	}
+	return analysePaired(c, ss, pools)
+}
+
+// plan sizes every scenario's conditions from its committed baseline.
+func plan(tc *toolchain.Toolchain, c config, ss map[string]*scenario.Scenario) ([]experiment, error) {
+	var out []experiment
+	for _, name := range c.scenarios {
+		s := ss[strings.TrimSpace(name)]
+		path := fingerprint.Path(repo.At(tc.Root).Fingerprints(), s.Metadata.Name)
+		b, err := fingerprint.LoadBaseline(path)
+		if err != nil {
+			return nil, fmt.Errorf("the delays are sized from the scenario's baseline: %w", err)
+		}
+		e := experiment{s: s}
+		for _, spec := range c.conditions {
+			cd, err := sensitivity.ParseCondition(spec, b)
+			if err != nil {
+				return nil, fmt.Errorf("-conditions: %s: %w", path, err)
+			}
+			e.conditions = append(e.conditions, cd)
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// buildLevers builds every lever the experiments need (the zero lever for
+// the A/A conditions), before any run: a build beside the runs would
+// slow them.
+func buildLevers(ctx context.Context, tc *toolchain.Toolchain, out string, exps []experiment) (map[string]cluster.Build, error) {
+	tmpl, err := os.ReadFile(filepath.Join(repo.At(tc.Root).Fixtures(), "sensitivity", "levers.patch"))
+	if err != nil {
+		return nil, err
+	}
+	builds := map[string]cluster.Build{}
+	for _, e := range exps {
+		for _, cd := range e.conditions {
+			name := cd.Lever.Name()
+			if _, ok := builds[name]; ok {
+				continue
+			}
+			patch, err := cd.Lever.Patch(string(tmpl))
+			if err != nil {
+				return nil, err
+			}
+			file := filepath.Join(out, "levers", name+".patch")
+			if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+				return nil, err
+			}
+			if err := os.WriteFile(file, []byte(patch), 0o644); err != nil {
+				return nil, err
+			}
+			log, err := os.Create(filepath.Join(out, "levers", name+".log"))
+			if err != nil {
+				return nil, err
+			}
+			logf("building Karpenter with lever %s (log: %s)", name, log.Name())
+			err = tc.BuildMutant(ctx, log, name, file)
+			log.Close()
+			if err != nil {
+				return nil, fmt.Errorf("lever %s: %w (see %s)", name, err, log.Name())
+			}
+			builds[name] = cluster.Build{Binary: tc.MutantBinary(name), Version: tc.Versions.Karpenter}
+		}
+	}
+	return builds, nil
+}
+
+// runPools runs every pool on one temporary cluster, writing the pools to
+// path after each.
+func runPools(ctx context.Context, tc *toolchain.Toolchain, c config, exps []experiment, builds map[string]cluster.Build, path string) (pools []sensitivity.Pool, err error) {
+	h, err := harness.New(ctx, harness.WithName(fmt.Sprintf("sensitivity-%d", os.Getpid())), harness.WithToolchain(tc),
+		harness.WithProgress(func(string) {}))
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, h.Close(context.WithoutCancel(ctx))) }()
+	ref, err := h.BuildRunner(cluster.Build{Binary: tc.Paths().Karpenter, Version: tc.Versions.Karpenter})
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range exps {
+		for _, cd := range e.conditions {
+			cand, err := h.BuildRunner(builds[cd.Lever.Name()])
+			if err != nil {
+				return nil, err
+			}
+			p, err := runPool(ctx, e.s, cd, ref, cand, c.pairs)
+			if err != nil {
+				return nil, err
+			}
+			pools = append(pools, p)
+			if err := writeJSON(path, pools); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return pools, nil
+}
+
+// runPool runs n blocks in verify's order, with one core kept busy for the
+// whole pool under a loaded condition.
+func runPool(ctx context.Context, s *scenario.Scenario, cd sensitivity.Condition, ref, cand *run.Runner, n int) (sensitivity.Pool, error) {
+	p := sensitivity.Pool{Scenario: s.Metadata.Name, Condition: cd}
+	if cd.Load {
+		stop := busy(ctx)
+		defer stop()
+	}
+	for b := range n {
+		start := time.Now()
+		arms := []*run.Runner{ref, cand}
+		if !verify.ReferenceFirst(b) {
+			arms[0], arms[1] = cand, ref
+		}
+		var fps [2]*fingerprint.Fingerprint
+		for i, r := range arms {
+			res, err := r.Run(ctx, s)
+			if err != nil {
+				return p, fmt.Errorf("%s, %s, block %d: %w", s.Metadata.Name, cd.Name, b+1, err)
+			}
+			fps[i] = res.Fingerprint
+		}
+		if !verify.ReferenceFirst(b) {
+			fps[0], fps[1] = fps[1], fps[0]
+		}
+		pr := sensitivity.Pair{RefFirst: verify.ReferenceFirst(b), Ref: fps[0], Cand: fps[1], Seconds: time.Since(start).Seconds()}
+		p.Pairs = append(p.Pairs, pr)
+		logf("%s, %s: block %d/%d in %.0fs: %s", s.Metadata.Name, cd.Name, b+1, n, pr.Seconds, ratios(cd, pr))
+	}
+	return p, nil
+}
+
+// ratios prints a block's candidate/reference ratio of the condition's
+// target (pod-ready and Karpenter's CPU for an A/A condition).
+func ratios(cd sensitivity.Condition, p sensitivity.Pair) string {
+	paths := []string{"timing.podReady.p50", "karpenter.cpuSeconds"}
+	if cd.Target != "" {
+		paths = []string{cd.Target}
+	}
+	var out []string
+	for _, path := range paths {
+		m, _ := sensitivity.RunMetric(path)
+		r, rok := m.Of(p.Ref)
+		c, cok := m.Of(p.Cand)
+		if rok && cok && r > 0 {
+			out = append(out, fmt.Sprintf("%s %.2f×", path, c/r))
+		} else {
+			out = append(out, path+" –")
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// busy keeps one core busy until stop: the machine slower for both arms.
+func busy(ctx context.Context) (stop func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread()
+		x := 0
+		for ctx.Err() == nil {
+			for i := range 1 << 20 {
+				x += i
+			}
+		}
+		_ = x
+	}()
+	return func() { cancel(); <-done }
+}
+
+func analysePaired(c config, ss map[string]*scenario.Scenario, pools []sensitivity.Pool) error {
+	var cells []sensitivity.PairedCell
+	for _, p := range pools {
+		s, ok := ss[p.Scenario]
+		if !ok {
+			continue
+		}
+		cell, err := sensitivity.ReplayPaired(s, p, sensitivity.PairedOptions{Trials: c.trials, MaxPairs: c.maxPairs, Seed: 1})
+		if err != nil {
+			return err
+		}
+		cells = append(cells, cell)
+	}
+	table := sensitivity.PairedTable(cells, c.trials)
+	fmt.Print(table)
+	if err := os.WriteFile(filepath.Join(c.out, "paired.md"), []byte(table), 0o644); err != nil {
+		return err
+	}
+	return writeJSON(filepath.Join(c.out, "paired.json"), cells)
+}
+
+func readPools(path string) ([]sensitivity.Pool, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("-analyze: %w (run make sensitivity first)", err)
+	}
+	var pools []sensitivity.Pool
+	if err := json.Unmarshal(b, &pools); err != nil {
+		return nil, fmt.Errorf("-analyze: %s: %w", path, err)
+	}
+	return pools, nil
+}
