@@ -50,8 +50,9 @@ func (l Lever) Patch(template string) (string, error) {
 	return strings.NewReplacer(r...).Replace(template), nil
 }
 
-// Name names the build: "levers" and each lever that is set, so that one
-// lever's builds share nothing but the recipe.
+// Name names the build (lower-case letters, digits and dashes, as the
+// build script wants a mutant's name): "levers" and each lever that is
+// set, a factor's point as "p" (cpu1p5).
 func (l Lever) Name() string {
 	parts := []string{"levers"}
 	if l.LaunchDelay > 0 {
@@ -61,10 +62,10 @@ func (l Lever) Name() string {
 		parts = append(parts, fmt.Sprintf("decide%dms", l.DecisionDelay.Milliseconds()))
 	}
 	if l.CPUFactor > 1 {
-		parts = append(parts, "cpu"+factor(l.CPUFactor))
+		parts = append(parts, "cpu"+strings.ReplaceAll(factor(l.CPUFactor), ".", "p"))
 	}
 	if l.MemoryFactor > 1 {
-		parts = append(parts, "mem"+factor(l.MemoryFactor))
+		parts = append(parts, "mem"+strings.ReplaceAll(factor(l.MemoryFactor), ".", "p"))
 	}
 	return strings.Join(parts, "-")
 }

@@ -133,7 +133,7 @@ func TestLeverPatch(t *testing.T) {
 		t.Error("a template without the CPU placeholder must be refused")
 	}
 	names := []string{Lever{}.Name(), l.Name(), Lever{DecisionDelay: time.Second, MemoryFactor: 2}.Name()}
-	if d := cmp.Diff([]string{"levers", "levers-launch1250ms-cpu1.5", "levers-decide1000ms-mem2"}, names); d != "" {
+	if d := cmp.Diff([]string{"levers", "levers-launch1250ms-cpu1p5", "levers-decide1000ms-mem2"}, names); d != "" {
 		t.Errorf("names (-want +got):\n%s", d)
 	}
 }
