@@ -1,13 +1,19 @@
 package sensitivity
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/nodeprint/nodeprint/pkg/cluster"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
 	"github.com/nodeprint/nodeprint/pkg/permtest"
+	"github.com/nodeprint/nodeprint/pkg/toolchain"
 )
 
 // Lever is a Karpenter build that regresses by a known amount: the pinned
@@ -129,4 +135,32 @@ func CheckCondition(spec string) error {
 	one := fingerprint.Samples{Values: []float64{1}}
 	_, err := ParseCondition(spec, &fingerprint.Baseline{Timing: fingerprint.BaselineTiming{PodReadyP50: one, NodeClaimReadyP50: one}})
 	return err
+}
+
+// LeversPatch is the levers patch template, under the repository root.
+const LeversPatch = "fixtures/sensitivity/levers.patch"
+
+// Build builds the pinned Karpenter of tc with l filled into the levers
+// patch (written to dir/NAME.patch first), streaming the build's output
+// to log: a build is skipped when its stamp says the same patch built it.
+func (l Lever) Build(ctx context.Context, tc *toolchain.Toolchain, dir string, log io.Writer) (cluster.Build, error) {
+	tmpl, err := os.ReadFile(filepath.Join(tc.Root, LeversPatch))
+	if err != nil {
+		return cluster.Build{}, err
+	}
+	patch, err := l.Patch(string(tmpl))
+	if err != nil {
+		return cluster.Build{}, err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return cluster.Build{}, err
+	}
+	file := filepath.Join(dir, l.Name()+".patch")
+	if err := os.WriteFile(file, []byte(patch), 0o644); err != nil {
+		return cluster.Build{}, err
+	}
+	if err := tc.BuildMutant(ctx, log, l.Name(), file); err != nil {
+		return cluster.Build{}, fmt.Errorf("lever %s: %w", l.Name(), err)
+	}
+	return cluster.Build{Binary: tc.MutantBinary(l.Name()), Version: tc.Versions.Karpenter}, nil
 }

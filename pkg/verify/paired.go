@@ -32,8 +32,8 @@ func CheckMaxPairs(flag string, n int) error {
 }
 
 // Arm runs one side of a paired verification: a *run.Runner bound to one
-// Karpenter build, or a runner with a lever of the experiment around each
-// run (make sensitivity's slowed cluster).
+// Karpenter build (make sensitivity's arms are runners of the pinned
+// build and of a lever build).
 type Arm interface {
 	Run(ctx context.Context, s *scenario.Scenario, opts ...run.FaultOption) (*run.Result, error)
 	// Karpenter is the build the arm's runs record in their inputs.
@@ -54,9 +54,9 @@ type Replayer interface {
 func WithReference(ref Arm) Option { return func(j *Judge) { j.reference = ref } }
 
 // WithPairedArms pairs every plain scenario's runs on ref and cand,
-// whatever their builds: the A/A comparison (both arms one build) and the
-// experiments of make sensitivity, where the arms differ by a lever and
-// not by their inputs. The runner stays the one for fault scenarios.
+// whatever their builds and inputs: the A/A comparison (both arms one
+// build) and the smoke of make sensitivity (the pinned build against a
+// lever build). The runner stays the one for fault scenarios.
 func WithPairedArms(ref, cand Arm) Option {
 	return func(j *Judge) { j.reference, j.candidate, j.forcePaired = ref, cand, true }
 }

@@ -89,39 +89,28 @@ func plan(tc *toolchain.Toolchain, c config, ss map[string]*scenario.Scenario) (
 // the A/A conditions), before any run: a build beside the runs would
 // slow them.
 func buildLevers(ctx context.Context, tc *toolchain.Toolchain, out string, exps []experiment) (map[string]cluster.Build, error) {
-	tmpl, err := os.ReadFile(filepath.Join(repo.At(tc.Root).Fixtures(), "sensitivity", "levers.patch"))
-	if err != nil {
-		return nil, err
-	}
 	builds := map[string]cluster.Build{}
+	dir := filepath.Join(out, "levers")
 	for _, e := range exps {
 		for _, cd := range e.conditions {
 			name := cd.Lever.Name()
 			if _, ok := builds[name]; ok {
 				continue
 			}
-			patch, err := cd.Lever.Patch(string(tmpl))
-			if err != nil {
+			if err := os.MkdirAll(dir, 0o755); err != nil {
 				return nil, err
 			}
-			file := filepath.Join(out, "levers", name+".patch")
-			if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
-				return nil, err
-			}
-			if err := os.WriteFile(file, []byte(patch), 0o644); err != nil {
-				return nil, err
-			}
-			log, err := os.Create(filepath.Join(out, "levers", name+".log"))
+			log, err := os.Create(filepath.Join(dir, name+".log"))
 			if err != nil {
 				return nil, err
 			}
 			logf("building Karpenter with lever %s (log: %s)", name, log.Name())
-			err = tc.BuildMutant(ctx, log, name, file)
+			b, err := cd.Lever.Build(ctx, tc, dir, log)
 			log.Close()
 			if err != nil {
-				return nil, fmt.Errorf("lever %s: %w (see %s)", name, err, log.Name())
+				return nil, fmt.Errorf("%w (see %s)", err, log.Name())
 			}
-			builds[name] = cluster.Build{Binary: tc.MutantBinary(name), Version: tc.Versions.Karpenter}
+			builds[name] = b
 		}
 	}
 	return builds, nil
