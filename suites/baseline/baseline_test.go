@@ -8,7 +8,6 @@ import (
 
 	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
-	"github.com/nodeprint/nodeprint/pkg/sensitivity"
 	"github.com/nodeprint/nodeprint/suites/internal/suitekit"
 )
 
@@ -37,15 +36,15 @@ var _ = DescribeTable("the committed scale-in baseline",
 	suitekit.ScaleInEntries(repo.Layout.ScaleInScenarios, "empty-nodes-one-at-a-time", Label("phase:scale-in"), SpecTimeout(20*time.Minute)),
 )
 
-// The smoke of make sensitivity: a known slowdown of the candidate arm is
-// caught by the paired verification verify runs for another Karpenter
-// build (reference and candidate interleaved on this cluster, pkg/paired
-// deciding), on the latency it slowed. make sensitivity measures how
-// often, for smaller ones.
-var _ = Describe("a slowdown", Serial, Label("sensitivity:smoke"), func() {
-	It("of pod-ready, 2x through KWOK's pod-ready stage on the candidate arm only, fails web-service's paired verification", func(ctx SpecContext) {
+// The smoke of make sensitivity: a Karpenter build made slower by a known
+// amount (its lever) is caught by the paired verification verify runs for
+// another Karpenter build (the pinned build and the candidate interleaved
+// on this cluster, pkg/paired deciding), on the latency it slows. make
+// sensitivity measures how often, for smaller ones.
+var _ = Describe("a Karpenter build", Serial, Label("sensitivity:smoke"), func() {
+	It("whose every scheduling decision waits pod-ready's median (decide:2) fails web-service's paired verification on pod-ready", func(ctx SpecContext) {
 		s, err := suitekit.LoadScenario("web-service")
 		Expect(err).NotTo(HaveOccurred())
-		env.ExpectSlowdownCaught(ctx, s, sensitivity.PodReady, 2)
+		env.ExpectLeverCaught(ctx, s, "decide:2")
 	}, SpecTimeout(25*time.Minute))
 })

@@ -3,6 +3,7 @@ package suitekit
 import (
 	"context"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2" //nolint:revive,staticcheck
@@ -13,7 +14,6 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
 	"github.com/nodeprint/nodeprint/pkg/harness"
 	"github.com/nodeprint/nodeprint/pkg/paired"
-	"github.com/nodeprint/nodeprint/pkg/permtest"
 	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/report"
 	"github.com/nodeprint/nodeprint/pkg/run"
@@ -153,37 +153,40 @@ func (e *Environment) RecordBaseline(ctx context.Context, s *scenario.Scenario) 
 	AddReportEntry("recorded", fmt.Sprintf("%s: %d runs in %s, %d selection(s)", path, b.Runs, time.Since(start).Round(time.Second), len(b.Selections)))
 }
 
-// ExpectSlowdownCaught verifies the scenario paired, as verify does with
-// another Karpenter build: the reference arm runs on the unchanged cluster,
-// the candidate arm with target slowed by factor (make sensitivity's
-// levers, the delay sized from the baseline's median), interleaved A B B A.
-// It fails unless the verification failed on the slowed latency by the
-// paired test, with the ratio's interval above 1: the smoke of make
-// sensitivity.
-func (e *Environment) ExpectSlowdownCaught(ctx context.Context, s *scenario.Scenario, target sensitivity.Target, factor float64) {
+// ExpectLeverCaught verifies the scenario paired, as verify does with
+// another Karpenter build: the reference arm runs the pinned build, the
+// candidate arm the pinned build with make sensitivity's lever spec
+// (decide:2, …; sized from the scenario's committed baseline), built
+// first and interleaved A B B A. It fails unless the verification failed
+// on the lever's target by the paired test, with the ratio's interval
+// above 1: the smoke of make sensitivity.
+func (e *Environment) ExpectLeverCaught(ctx context.Context, s *scenario.Scenario, spec string) {
 	GinkgoHelper()
 	b, err := fingerprint.LoadBaseline(fingerprint.Path(e.fingerprintsDir(), s.Metadata.Name))
 	Expect(err).NotTo(HaveOccurred())
-	path := "timing.podReady.p50"
-	samples := b.Timing.PodReadyP50
-	if target != sensitivity.PodReady {
-		path, samples = "timing.nodeClaimReady.p50", b.Timing.NodeClaimReadyP50
-	}
-	sd := sensitivity.For(target, factor, permtest.Median(samples.Values))
-	r := e.runner(ctx)
-	slowed := &sensitivity.SlowedArm{Runner: r, Client: e.Client, Slowdown: sd}
-	j := verify.New(r, verify.WithPairedArms(r, slowed), verify.WithProgress(func(l string) { GinkgoWriter.Println(l) }))
-	By(fmt.Sprintf("verifying scenario %s paired: the reference unchanged, the candidate with %s slowed by %s", s.Metadata.Name, target, sd.Delay))
+	cd, err := sensitivity.ParseCondition(spec, b)
+	Expect(err).NotTo(HaveOccurred())
+	Expect(cd.Target).NotTo(BeEmpty(), "the smoke's lever %s must regress something", spec)
+	By(fmt.Sprintf("building Karpenter with lever %s (%s)", cd.Lever.Name(), cd.Name))
+	build, err := cd.Lever.Build(ctx, e.Toolchain, filepath.Join(GinkgoT().TempDir(), "levers"), GinkgoWriter)
+	Expect(err).NotTo(HaveOccurred())
+	h := e.harness(ctx)
+	ref, err := h.BuildRunner(cluster.Build{Binary: e.Toolchain.Paths().Karpenter, Version: e.Toolchain.Versions.Karpenter})
+	Expect(err).NotTo(HaveOccurred())
+	cand, err := h.BuildRunner(build)
+	Expect(err).NotTo(HaveOccurred())
+	j := verify.New(cand, verify.WithPairedArms(ref, cand), verify.WithProgress(func(l string) { GinkgoWriter.Println(l) }))
+	By(fmt.Sprintf("verifying scenario %s paired: the pinned build against lever %s", s.Metadata.Name, cd.Lever.Name()))
 	out, err := j.Entry(ctx, s, b)
 	Expect(err).NotTo(HaveOccurred())
 	d := out.Entry.Diff
 	AddReportEntry("diff", d.Text())
-	Expect(out.Entry.Status).To(Equal(report.Failed), "a %s slowed %g× must fail verification:\n%s", target, factor, d.Text())
+	Expect(out.Entry.Status).To(Equal(report.Failed), "lever %s must fail verification:\n%s", cd.Name, d.Text())
 	Expect(d.Timing).NotTo(BeNil(), "a paired verification says how it judged the timings")
 	Expect(d.Timing.Method).To(Equal(diff.Paired), d.Text())
-	Expect(d.Timing.Decided(paired.Regressed)).To(ContainElement(path), "the slowed latency must be the regression:\n%s", d.Text())
+	Expect(d.Timing.Decided(paired.Regressed)).To(ContainElement(cd.Target), "the lever's target must be the regression:\n%s", d.Text())
 	for _, m := range d.Timing.Metrics {
-		if m.Path == path {
+		if m.Path == cd.Target {
 			Expect(m.Lo).To(BeNumerically(">", 1), "the ratio's interval lies above 1: %s", m)
 		}
 	}
