@@ -57,8 +57,11 @@ type PairedCell struct {
 	// mean of its pairs' ratios), 0 for an A/A condition.
 	Realized float64 `json:"realized,omitempty"`
 	// Failed is the share of verifications that declared any metric
-	// regressed (for an A/A condition, the false-alarm rate); Power the
-	// share that declared the target regressed.
+	// regressed: for a lever, the regression caught; for an A/A
+	// condition, the false-alarm rate. Power is the share that declared
+	// the target itself regressed before stopping (a verification stops
+	// at its first regression, which may be another metric the lever
+	// slows).
 	Failed float64 `json:"failed"`
 	Power  float64 `json:"power,omitempty"`
 	// Regressed is, per metric, the share of verifications that declared
