@@ -167,3 +167,24 @@ func TestParseCondition(t *testing.T) {
 		t.Errorf("a baseline without NodeClaim-ready samples cannot size a launch delay: %v", err)
 	}
 }
+
+func TestMeets(t *testing.T) {
+	launch := Condition{Target: "timing.nodeClaimReady.p50", Factor: 1.25}
+	cpu := Condition{Target: "karpenter.cpuSeconds", Factor: 1.25}
+	for _, tc := range []struct {
+		name      string
+		c         PairedCell
+		meets, ok bool
+	}{
+		{"A/A under 1%", PairedCell{Failed: 0.008}, true, true},
+		{"A/A at 4%", PairedCell{Failed: 0.04}, false, true},
+		// Caught on the launch latency before NodeClaim-ready was declared.
+		{"a launch 1.25x caught, its target declared in 73%", PairedCell{Condition: launch, Failed: 1, Power: 0.73}, true, true},
+		{"a launch 1.25x caught in 90%", PairedCell{Condition: launch, Failed: 0.9, Power: 0.9}, false, true},
+		{"CPU 1.25x is below the usage target's 1.5x", PairedCell{Condition: cpu, Failed: 0.7}, false, false},
+	} {
+		if meets, ok := tc.c.Meets(); meets != tc.meets || ok != tc.ok {
+			t.Errorf("%s: Meets() = %v, %v, want %v, %v", tc.name, meets, ok, tc.meets, tc.ok)
+		}
+	}
+}
