@@ -179,9 +179,11 @@ func TestMeets(t *testing.T) {
 		{"A/A under 1%", PairedCell{Failed: 0.008}, true, true},
 		{"A/A at 4%", PairedCell{Failed: 0.04}, false, true},
 		// Caught on the launch latency before NodeClaim-ready was declared.
-		{"a launch 1.25x caught, its target declared in 73%", PairedCell{Condition: launch, Failed: 1, Power: 0.73}, true, true},
-		{"a launch 1.25x caught in 90%", PairedCell{Condition: launch, Failed: 0.9, Power: 0.9}, false, true},
-		{"CPU 1.25x is below the usage target's 1.5x", PairedCell{Condition: cpu, Failed: 0.7}, false, false},
+		{"a launch 1.25x caught, its target declared in 73%", PairedCell{Condition: launch, Realized: 1.247, Failed: 1, Power: 0.73}, true, true},
+		{"a launch 1.25x caught in 90%", PairedCell{Condition: launch, Realized: 1.3, Failed: 0.9, Power: 0.9}, false, true},
+		{"a launch asked 1.25x that realized 1.1x", PairedCell{Condition: launch, Realized: 1.1, Failed: 0.5}, false, false},
+		{"CPU realized 1.41x is below the usage target's 1.5x", PairedCell{Condition: cpu, Realized: 1.41, Failed: 0.7}, false, false},
+		{"memory asked 2x that realized 1.6x, caught", PairedCell{Condition: Condition{Target: "karpenter.peakRSSMiB", Factor: 2}, Realized: 1.6, Failed: 0.97}, true, true},
 	} {
 		if meets, ok := tc.c.Meets(); meets != tc.meets || ok != tc.ok {
 			t.Errorf("%s: Meets() = %v, %v, want %v, %v", tc.name, meets, ok, tc.meets, tc.ok)
