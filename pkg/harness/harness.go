@@ -376,8 +376,7 @@ func (h *Harness) arms() (ref, cand []run.Option, err error) {
 		if err != nil {
 			return nil, nil, err
 		}
-		b := cluster.Build{Binary: arm.tc.Paths().Karpenter, Version: arm.tc.Versions.Karpenter}
-		*arm.opts = []run.Option{run.WithKarpenterBuild(b, k)}
+		*arm.opts = []run.Option{run.WithKarpenterBuild(cluster.ToolchainBuild(arm.tc), k)}
 	}
 	return ref, cand, nil
 }

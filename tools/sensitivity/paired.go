@@ -125,7 +125,7 @@ func runPools(ctx context.Context, tc *toolchain.Toolchain, c config, exps []exp
 		return nil, err
 	}
 	defer func() { err = errors.Join(err, h.Close(context.WithoutCancel(ctx))) }()
-	ref, err := h.BuildRunner(cluster.Build{Binary: tc.Paths().Karpenter, Version: tc.Versions.Karpenter})
+	ref, err := h.BuildRunner(cluster.ToolchainBuild(tc))
 	if err != nil {
 		return nil, err
 	}

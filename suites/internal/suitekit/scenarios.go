@@ -171,7 +171,7 @@ func (e *Environment) ExpectLeverCaught(ctx context.Context, s *scenario.Scenari
 	build, err := cd.Lever.Build(ctx, e.Toolchain, filepath.Join(GinkgoT().TempDir(), "levers"), GinkgoWriter)
 	Expect(err).NotTo(HaveOccurred())
 	h := e.harness(ctx)
-	ref, err := h.BuildRunner(cluster.Build{Binary: e.Toolchain.Paths().Karpenter, Version: e.Toolchain.Versions.Karpenter})
+	ref, err := h.BuildRunner(cluster.ToolchainBuild(e.Toolchain))
 	Expect(err).NotTo(HaveOccurred())
 	cand, err := h.BuildRunner(build)
 	Expect(err).NotTo(HaveOccurred())
