@@ -78,7 +78,7 @@ func mainErr() int {
 	if c.paired {
 		run = measurePaired
 	}
-	if err := run(ctx, c); err != nil {
+	if err := setUp(ctx, c, run); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", err)
 		if ctx.Err() != nil {
 			return 130
@@ -150,7 +150,8 @@ func logf(format string, args ...any) {
 	fmt.Fprintf(os.Stderr, "[sensitivity %s] %s\n", time.Now().Format("15:04:05"), fmt.Sprintf(format, args...))
 }
 
-func measure(ctx context.Context, c config) error {
+// setUp finds the toolchain and loads the scenarios, then runs measure.
+func setUp(ctx context.Context, c config, measure func(context.Context, config, *toolchain.Toolchain, map[string]*scenario.Scenario) error) error {
 	tc, err := toolchain.Find()
 	if err != nil {
 		return err
@@ -159,10 +160,16 @@ func measure(ctx context.Context, c config) error {
 	if err != nil {
 		return err
 	}
+	return measure(ctx, c, tc, ss)
+}
+
+// measure is -method recorded.
+func measure(ctx context.Context, c config, tc *toolchain.Toolchain, ss map[string]*scenario.Scenario) error {
 	path := filepath.Join(c.out, "runs.json")
 	var all []sensitivity.Runs
+	var err error
 	if c.analyze {
-		if all, err = readRuns(path); err != nil {
+		if all, err = readJSON[[]sensitivity.Runs](path); err != nil {
 			return err
 		}
 	} else if all, err = measureRuns(ctx, tc, c, ss, path); err != nil {
@@ -193,12 +200,11 @@ func load(tc *toolchain.Toolchain, names []string) (map[string]*scenario.Scenari
 // measureRuns runs every scenario on one temporary cluster, writing the
 // runs to path after each scenario.
 func measureRuns(ctx context.Context, tc *toolchain.Toolchain, c config, ss map[string]*scenario.Scenario, path string) (all []sensitivity.Runs, err error) {
-	h, err := harness.New(ctx, harness.WithName(fmt.Sprintf("sensitivity-%d", os.Getpid())), harness.WithToolchain(tc),
-		harness.WithProgress(func(string) {}))
+	h, err := newHarness(ctx, tc)
 	if err != nil {
 		return nil, err
 	}
-	defer func() { err = errors.Join(err, h.Close(ctx)) }()
+	defer func() { err = errors.Join(err, h.Close(context.WithoutCancel(ctx))) }()
 	cl, err := kube.NewClient(h.Kubeconfig())
 	if err != nil {
 		return nil, err
@@ -269,12 +275,26 @@ func analyse(c config, ss map[string]*scenario.Scenario, all []sensitivity.Runs)
 		}
 		cells = append(cells, cs...)
 	}
-	table := sensitivity.Table(cells, c.recorded, c.trials)
+	return writeTable(filepath.Join(c.out, "table"), sensitivity.Table(cells, c.recorded, c.trials), cells)
+}
+
+// newHarness brings up the temporary cluster every pool or run goes on.
+func newHarness(ctx context.Context, tc *toolchain.Toolchain) (*harness.Harness, error) {
+	return harness.New(ctx, harness.WithName(fmt.Sprintf("sensitivity-%d", os.Getpid())), harness.WithToolchain(tc),
+		harness.WithProgress(func(string) {}))
+}
+
+// writeTable prints the Markdown table and writes it to base.md, its
+// cells to base.json.
+func writeTable(base, table string, cells any) error {
 	fmt.Print(table)
-	if err := os.WriteFile(filepath.Join(c.out, "table.md"), []byte(table), 0o644); err != nil {
+	if err := os.MkdirAll(filepath.Dir(base), 0o755); err != nil {
 		return err
 	}
-	return writeJSON(filepath.Join(c.out, "table.json"), cells)
+	if err := os.WriteFile(base+".md", []byte(table), 0o644); err != nil {
+		return err
+	}
+	return writeJSON(base+".json", cells)
 }
 
 func writeJSON(path string, v any) error {
@@ -288,14 +308,15 @@ func writeJSON(path string, v any) error {
 	return os.WriteFile(path, b, 0o644)
 }
 
-func readRuns(path string) ([]sensitivity.Runs, error) {
+// readJSON reads what a measurement wrote to path, for -analyze.
+func readJSON[T any](path string) (T, error) {
+	var v T
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("-analyze: %w (run make sensitivity first)", err)
+		return v, fmt.Errorf("-analyze: %w (run make sensitivity first)", err)
 	}
-	var all []sensitivity.Runs
-	if err := json.Unmarshal(b, &all); err != nil {
-		return nil, fmt.Errorf("-analyze: %s: %w", path, err)
+	if err := json.Unmarshal(b, &v); err != nil {
+		return v, fmt.Errorf("-analyze: %s: %w", path, err)
 	}
-	return all, nil
+	return v, nil
 }

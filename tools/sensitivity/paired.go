@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -13,7 +12,6 @@ import (
 
 	"github.com/nodeprint/nodeprint/pkg/cluster"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
-	"github.com/nodeprint/nodeprint/pkg/harness"
 	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/run"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
@@ -31,19 +29,11 @@ type experiment struct {
 // measurePaired is make sensitivity's default: per scenario and
 // condition, a pool of blocks pinned build against the condition's lever
 // build, then verifications replayed from each pool.
-func measurePaired(ctx context.Context, c config) error {
-	tc, err := toolchain.Find()
-	if err != nil {
-		return err
-	}
-	ss, err := load(tc, c.scenarios)
-	if err != nil {
-		return err
-	}
+func measurePaired(ctx context.Context, c config, tc *toolchain.Toolchain, ss map[string]*scenario.Scenario) error {
 	path := filepath.Join(c.out, "pools.json")
-	var pools []sensitivity.Pool
 	if c.analyze {
-		if pools, err = readPools(path); err != nil {
+		pools, err := readJSON[[]sensitivity.Pool](path)
+		if err != nil {
 			return err
 		}
 		return analysePaired(c, ss, pools)
@@ -56,7 +46,8 @@ func measurePaired(ctx context.Context, c config) error {
 	if err != nil {
 		return err
 	}
-	if pools, err = runPools(ctx, tc, c, exps, builds, path); err != nil {
+	pools, err := runPools(ctx, tc, c, exps, builds, path)
+	if err != nil {
 		return err
 	}
 	return analysePaired(c, ss, pools)
@@ -119,8 +110,7 @@ func buildLevers(ctx context.Context, tc *toolchain.Toolchain, out string, exps 
 // runPools runs every pool on one temporary cluster, writing the pools to
 // path after each.
 func runPools(ctx context.Context, tc *toolchain.Toolchain, c config, exps []experiment, builds map[string]cluster.Build, path string) (pools []sensitivity.Pool, err error) {
-	h, err := harness.New(ctx, harness.WithName(fmt.Sprintf("sensitivity-%d", os.Getpid())), harness.WithToolchain(tc),
-		harness.WithProgress(func(string) {}))
+	h, err := newHarness(ctx, tc)
 	if err != nil {
 		return nil, err
 	}
@@ -232,22 +222,5 @@ func analysePaired(c config, ss map[string]*scenario.Scenario, pools []sensitivi
 		}
 		cells = append(cells, cell)
 	}
-	table := sensitivity.PairedTable(cells, c.trials)
-	fmt.Print(table)
-	if err := os.WriteFile(filepath.Join(c.out, "paired.md"), []byte(table), 0o644); err != nil {
-		return err
-	}
-	return writeJSON(filepath.Join(c.out, "paired.json"), cells)
-}
-
-func readPools(path string) ([]sensitivity.Pool, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("-analyze: %w (run make sensitivity first)", err)
-	}
-	var pools []sensitivity.Pool
-	if err := json.Unmarshal(b, &pools); err != nil {
-		return nil, fmt.Errorf("-analyze: %s: %w", path, err)
-	}
-	return pools, nil
+	return writeTable(filepath.Join(c.out, "paired"), sensitivity.PairedTable(cells, c.trials), cells)
 }
