@@ -95,7 +95,8 @@ mutants: tools ## Build each mutated Karpenter of fixtures/mutants/ and run its 
 		go run ./tools/mutants -set "$$s" -out "$$out" $(if $(MUTANTS),-mutants $(MUTANTS)) $(MUTANTS_FLAGS) || rc=$$?; \
 	done; exit $$rc
 
-# karpenter-mutant builds one mutant (tools/mutants calls it):
+# karpenter-mutant builds one mutant by hand; tools/mutants and make
+# sensitivity run the same build step through toolchain.BuildMutant:
 #   make karpenter-mutant KARPENTER_MUTANT=name KARPENTER_MUTANT_PATCH=file
 .PHONY: karpenter-mutant
 karpenter-mutant:
