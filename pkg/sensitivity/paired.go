@@ -58,7 +58,8 @@ type PairedCell struct {
 	Realized float64 `json:"realized,omitempty"`
 	// Failed is the share of verifications that declared any metric
 	// regressed: for a lever, the regression caught; for an A/A
-	// condition, the false-alarm rate. Power is the share that declared
+	// condition, false alarms, but as a rate biased up by the pool's chance
+	// lean (see ReplayPaired; Disjoint and Lean judge an A/A pool). Power is the share that declared
 	// the target itself regressed before stopping (a verification stops
 	// at its first regression, which may be another metric the lever
 	// slows).
@@ -74,7 +75,29 @@ type PairedCell struct {
 	// Whole is the paired test of the pool's first cap pairs, once, as one
 	// verification that never stopped early would read them.
 	Whole string `json:"whole"`
+	// Disjoint is the verifications the pool holds end to end, each on
+	// its own blocks in the pool's order, stopping where the judge stops
+	// (a last one the pool cannot finish is dropped); DisjointFailed how
+	// many of them failed. Unlike Failed, these are independent
+	// verifications, and few.
+	Disjoint       int `json:"disjoint"`
+	DisjointFailed int `json:"disjointFailed"`
+	// Lean is, for an A/A pool, how often chance alone leans a pool this
+	// far towards a slower candidate: the smallest adjusted p-value of the
+	// judge's joint test of all its blocks in one look (see lean). Small
+	// (below LeanLevel) when the candidate arm differs from the reference
+	// for a reason of its own; under exchangeable arms it is below
+	// LeanLevel in LeanLevel of pools. -1 for a lever.
+	Lean float64 `json:"lean"`
+	// Leaning is that metric with its ratio and interval
+	// ("timing.podReady.p50 1.04× [0.97, 1.12]"): a bias of the candidate
+	// arm inside the interval is one the pool cannot tell from none.
+	Leaning string `json:"leaning,omitempty"`
 }
+
+// LeanLevel is the Lean below which an A/A pool's arms are read as not
+// exchangeable: the harness or the machine favours one arm.
+const LeanLevel = 0.05
 
 // PairedOptions configure ReplayPaired.
 type PairedOptions struct {
@@ -92,54 +115,147 @@ type PairedOptions struct {
 // the block's index), and asks verify.PairedLook after each, stopping
 // where the judge stops. The verifications share the pool's pairs: a rate
 // is an estimate from len(pool.Pairs) pairs, not from Trials independent
-// verifications.
+// verifications, and it follows the pool's own chance lean. Drawn with
+// replacement, a replay repeats blocks, so it reads a pool's lean as
+// firmer than independent blocks would: under an A/A condition the rate
+// is biased up and says little alone (on simulated exchangeable pools of
+// 16 blocks, 7% of pools replay at 4% or more while no verification of
+// them fails). Lean is an A/A pool's own test of how far it leans, and
+// Disjoint counts the independent verifications the pool holds.
 func ReplayPaired(s *scenario.Scenario, pool Pool, o PairedOptions) (PairedCell, error) {
 	o.Trials = cmp.Or(o.Trials, 400)
 	o.MaxPairs = cmp.Or(o.MaxPairs, verify.DefaultMaxPairs)
+	wrap := func(err error) error { return fmt.Errorf("%s, %s: %w", pool.Scenario, pool.Condition.Name, err) }
+	r, err := replay(s, pool.Pairs, o, pool.Condition.Target)
+	if err != nil {
+		return PairedCell{}, wrap(err)
+	}
+	c := PairedCell{Scenario: pool.Scenario, Condition: pool.Condition, Pool: len(pool.Pairs), Trials: o.Trials,
+		Regressed: r.regressed, Failed: r.failed, MeanPairs: r.meanPairs, Lean: -1}
+	c.Minutes = c.MeanPairs * meanSeconds(pool.Pairs) / 60
+	if pool.Condition.Target != "" {
+		c.Power = r.power
+		c.Realized = realized(pool.Pairs, pool.Condition.Target)
+	} else if c.Lean, c.Leaning, err = lean(s, pool.Pairs); err != nil {
+		return PairedCell{}, wrap(err)
+	}
+	if c.Whole, err = wholePool(s, pool.Pairs, o.MaxPairs, pool.Condition.Target); err != nil {
+		return PairedCell{}, wrap(err)
+	}
+	if c.Disjoint, c.DisjointFailed, err = disjoint(s, pool.Pairs, o.MaxPairs); err != nil {
+		return PairedCell{}, wrap(err)
+	}
+	return c, nil
+}
+
+// replayed is what o.Trials replayed verifications of some pairs read.
+type replayed struct {
+	failed, power, meanPairs float64
+	regressed                map[string]float64
+}
+
+// replay replays o.Trials verifications from pairs (see ReplayPaired).
+func replay(s *scenario.Scenario, blocks []Pair, o PairedOptions, target string) (replayed, error) {
 	byOrder := map[bool][]Pair{}
-	for _, p := range pool.Pairs {
+	for _, p := range blocks {
 		byOrder[p.RefFirst] = append(byOrder[p.RefFirst], p)
 	}
 	if len(byOrder[true]) < 2 || len(byOrder[false]) < 2 {
-		return PairedCell{}, fmt.Errorf("%s, %s: a pool needs at least 2 blocks of each order, has %d reference-first and %d candidate-first",
-			pool.Scenario, pool.Condition.Name, len(byOrder[true]), len(byOrder[false]))
+		return replayed{}, fmt.Errorf("a pool needs at least 2 blocks of each order, has %d reference-first and %d candidate-first",
+			len(byOrder[true]), len(byOrder[false]))
 	}
-	c := PairedCell{Scenario: pool.Scenario, Condition: pool.Condition, Pool: len(pool.Pairs), Trials: o.Trials, Regressed: map[string]float64{}}
 	var pairs, failed, power int
+	regressed := map[string]int{}
 	for t := range o.Trials {
 		rng := rand.New(rand.NewPCG(o.Seed, uint64(t)))
 		res, n, err := replayOne(s, byOrder, o.MaxPairs, rng)
 		if err != nil {
-			return PairedCell{}, fmt.Errorf("%s, %s: %w", pool.Scenario, pool.Condition.Name, err)
+			return replayed{}, err
 		}
 		pairs += n
 		reg := res.Regressed()
 		if len(reg) > 0 {
 			failed++
 		}
-		if slices.Contains(reg, pool.Condition.Target) {
+		if slices.Contains(reg, target) {
 			power++
 		}
 		for _, m := range reg {
-			c.Regressed[m]++
+			regressed[m]++
 		}
 	}
-	for m := range c.Regressed {
-		c.Regressed[m] /= float64(o.Trials)
+	trials := float64(o.Trials)
+	r := replayed{failed: float64(failed) / trials, power: float64(power) / trials, meanPairs: float64(pairs) / trials, regressed: map[string]float64{}}
+	for m, n := range regressed {
+		r.regressed[m] = float64(n) / trials
 	}
-	c.Failed = float64(failed) / float64(o.Trials)
-	c.MeanPairs = float64(pairs) / float64(o.Trials)
-	c.Minutes = c.MeanPairs * meanSeconds(pool.Pairs) / 60
-	if pool.Condition.Target != "" {
-		c.Power = float64(power) / float64(o.Trials)
-		c.Realized = realized(pool.Pairs, pool.Condition.Target)
+	return r, nil
+}
+
+// lean is an A/A pool's own test of its arms' exchangeability: the
+// joint sign-flip test of every block (the judge's test, all pairs in
+// one look, no share of alpha spent), whose smallest adjusted p-value is
+// the share of the pool's 2^n arm swaps (each block's arms swapped or
+// not, what the pool could equally have been had the arms been the same)
+// in which some metric leans towards a slower candidate at least as far.
+// It also gives that metric with its ratio and interval: the candidate
+// bias the pool cannot tell from none.
+func lean(s *scenario.Scenario, pairs []Pair) (float64, string, error) {
+	var refs, cands []*fingerprint.Fingerprint
+	for _, p := range pairs {
+		refs, cands = append(refs, p.Ref), append(cands, p.Cand)
 	}
-	whole, err := wholePool(s, pool.Pairs, o.MaxPairs, pool.Condition.Target)
+	res, excluded, err := verify.PairedLook(s, max(len(pairs), verify.DefaultMaxPairs), refs, cands)
 	if err != nil {
-		return PairedCell{}, fmt.Errorf("%s, %s: %w", pool.Scenario, pool.Condition.Name, err)
+		return 0, "", err
 	}
-	c.Whole = whole
-	return c, nil
+	if res == nil {
+		return 0, "", fmt.Errorf("no machine-dependent metric in every pair: %v", excluded)
+	}
+	most := res.Metrics[0]
+	for _, m := range res.Metrics[1:] {
+		if m.AdjustedP < most.AdjustedP {
+			most = m
+		}
+	}
+	return most.AdjustedP, most.String(), nil
+}
+
+// disjoint runs the pool's blocks in order as back-to-back verifications,
+// each starting on a reference-first block as verify's first block is,
+// and counts them and their failures; a last verification the pool
+// cannot finish is dropped.
+func disjoint(s *scenario.Scenario, pairs []Pair, maxPairs int) (n, failed int, err error) {
+	for start := 0; start < len(pairs); {
+		if !pairs[start].RefFirst {
+			start++
+			continue
+		}
+		var refs, cands []*fingerprint.Fingerprint
+		done := false
+		for _, p := range pairs[start:] {
+			refs, cands = append(refs, p.Ref), append(cands, p.Cand)
+			res, excluded, err := verify.PairedLook(s, maxPairs, refs, cands)
+			if err != nil {
+				return n, failed, err
+			}
+			if res == nil {
+				return n, failed, fmt.Errorf("no machine-dependent metric in every pair: %v", excluded)
+			}
+			if !res.NeedMore() {
+				n, done = n+1, true
+				if len(res.Regressed()) > 0 {
+					failed++
+				}
+				break
+			}
+		}
+		if !done {
+			break
+		}
+		start += len(refs)
+	}
+	return n, failed, nil
 }
 
 // replayOne is one verification: blocks until the judge would stop.
@@ -222,4 +338,41 @@ func meanSeconds(pairs []Pair) float64 {
 		sum += p.Seconds
 	}
 	return sum / float64(len(pairs))
+}
+
+// PoolAA joins every A/A condition's pools of one scenario (two or more
+// pools of the same condition name) into one pool, named "NAME, N pools":
+// blocks of the same arms on the same machine, so their lean is tested
+// with more blocks (a narrower interval on the candidate's bias) and
+// they hold more independent verifications. A pool joins only when it
+// starts reference-first and has an even number of blocks, so that the
+// join keeps verify's A B / B A alternation.
+func PoolAA(pools []Pool) []Pool {
+	type key struct{ scenario, condition string }
+	var order []key
+	joined := map[key][]Pool{}
+	for _, p := range pools {
+		if p.Condition.Target != "" || len(p.Pairs)%2 != 0 || len(p.Pairs) == 0 || !p.Pairs[0].RefFirst {
+			continue
+		}
+		k := key{p.Scenario, p.Condition.Name}
+		if _, ok := joined[k]; !ok {
+			order = append(order, k)
+		}
+		joined[k] = append(joined[k], p)
+	}
+	var out []Pool
+	for _, k := range order {
+		ps := joined[k]
+		if len(ps) < 2 {
+			continue
+		}
+		j := Pool{Scenario: k.scenario, Condition: ps[0].Condition}
+		j.Condition.Name = fmt.Sprintf("%s, %d pools", k.condition, len(ps))
+		for _, p := range ps {
+			j.Pairs = append(j.Pairs, p.Pairs...)
+		}
+		out = append(out, j)
+	}
+	return out
 }

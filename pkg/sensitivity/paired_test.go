@@ -80,6 +80,50 @@ func TestReplayPairedCatchesASlowdownAndNotItsAbsence(t *testing.T) {
 	}
 }
 
+// TestAnAAPoolsLeanIsWeighedAgainstChance: a pool of exchangeable arms
+// that replays at 4% or more false alarms by chance (pools of 16 blocks do
+// in about 7% of cases) reads a lean that chance gives and meets the
+// target; the same blocks with the candidate's pod-ready 3% slower in
+// every one, a bias its one verification passes, read a lean chance
+// rarely gives, and do not.
+func TestAnAAPoolsLeanIsWeighedAgainstChance(t *testing.T) {
+	aa := Condition{Name: "unchanged"}
+	o := PairedOptions{Trials: 200, Seed: 1}
+	for _, tc := range []struct {
+		name  string
+		ratio float64
+		meets bool
+	}{{"exchangeable", 1, true}, {"candidate 3% slower", 1.03, false}} {
+		c, err := ReplayPaired(plain(), pool(rand.New(rand.NewPCG(leaningSeed, 77)), 16, tc.ratio, aa), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		meets, _ := c.Meets()
+		t.Logf("%s: replayed %.3f, lean %.2f, independent %d of %d failed, %s", tc.name, c.Failed, c.Lean, c.DisjointFailed, c.Disjoint, c.Whole)
+		if c.Failed < 0.04 || c.Disjoint != 1 || c.DisjointFailed != 0 || meets != tc.meets {
+			t.Errorf("%s: replayed %.3f (want ≥ 0.04), lean %.2f, %d of %d independent verifications failed (want 0 of 1): meets %v, want %v",
+				tc.name, c.Failed, c.Lean, c.DisjointFailed, c.Disjoint, meets, tc.meets)
+		}
+	}
+}
+
+// leaningSeed draws an exchangeable pool of 16 blocks whose replay reads
+// at least 4% false alarms.
+const leaningSeed = 35
+
+func TestDisjointVerificationsAreIndependent(t *testing.T) {
+	slow := Condition{Name: "podReady ×1.3", Target: podReadyP50, Factor: 1.3}
+	c, err := ReplayPaired(plain(), pool(rand.New(rand.NewPCG(3, 3)), 24, 1.3, slow), PairedOptions{Trials: 50, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each stops at 11 pairs, the first look that can decide: blocks
+	// 1–11, then 13–23 (a verification starts reference-first).
+	if c.Disjoint != 2 || c.DisjointFailed != 2 || c.Lean != -1 {
+		t.Errorf("24 blocks of a 1.3× slowdown: %d of %d independent verifications failed (want 2 of 2), lean %g (want -1, a lever)", c.DisjointFailed, c.Disjoint, c.Lean)
+	}
+}
+
 // TestReplayPairedSeesATooWeakTest: a 1.12× slowdown meets the 95% power
 // target at the default cap and not at a cap of 7 pairs, the fewest at
 // which four metrics can decide at all: the table tells a weak test.
@@ -176,8 +220,11 @@ func TestMeets(t *testing.T) {
 		c         PairedCell
 		meets, ok bool
 	}{
-		{"A/A under 1%", PairedCell{Failed: 0.008}, true, true},
-		{"A/A at 4%", PairedCell{Failed: 0.04}, false, true},
+		{"A/A under 1%", PairedCell{Failed: 0.008, Lean: 1, Disjoint: 1}, true, true},
+		// The replayed rate follows the pool's chance lean: not the criterion.
+		{"A/A replayed at 4%, a lean chance gives", PairedCell{Failed: 0.04, Lean: 0.3, Disjoint: 1}, true, true},
+		{"A/A replayed at 4%, a lean chance rarely gives", PairedCell{Failed: 0.04, Lean: 0.02, Disjoint: 1}, false, true},
+		{"A/A whose independent verification failed", PairedCell{Failed: 0.008, Lean: 0.9, Disjoint: 1, DisjointFailed: 1}, false, true},
 		// Caught on the launch latency before NodeClaim-ready was declared.
 		{"a launch 1.25x caught, its target declared in 73%", PairedCell{Condition: launch, Realized: 1.247, Failed: 1, Power: 0.73}, true, true},
 		{"a launch 1.25x caught in 90%", PairedCell{Condition: launch, Realized: 1.3, Failed: 0.9, Power: 0.9}, false, true},
@@ -187,6 +234,24 @@ func TestMeets(t *testing.T) {
 	} {
 		if meets, ok := tc.c.Meets(); meets != tc.meets || ok != tc.ok {
 			t.Errorf("%s: Meets() = %v, %v, want %v, %v", tc.name, meets, ok, tc.meets, tc.ok)
+		}
+	}
+}
+
+func TestPoolAAJoinsTheSameAAConditionOnly(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	loaded := Condition{Name: "unchanged, one core busy", Load: true}
+	odd := pool(rng, 5, 1, loaded)
+	decide := Condition{Name: "decide ×1.3", Target: podReadyP50}
+	pools := []Pool{pool(rng, 16, 1, loaded), pool(rng, 16, 1.3, decide), pool(rng, 16, 1.3, decide),
+		pool(rng, 16, 1, Condition{Name: "unchanged"}), pool(rng, 16, 1, loaded), odd}
+	got := PoolAA(pools)
+	if len(got) != 1 || got[0].Condition.Name != "unchanged, one core busy, 2 pools" || !got[0].Condition.Load || len(got[0].Pairs) != 32 {
+		t.Fatalf("want one joined pool of the two loaded pools of 16 (not the levers', not the single unchanged, not the odd one), got %d: %+v", len(got), got)
+	}
+	for b, p := range got[0].Pairs {
+		if p.RefFirst != verify.ReferenceFirst(b) {
+			t.Fatalf("block %d of the join breaks the alternation", b)
 		}
 	}
 }

@@ -8,7 +8,9 @@
 // multiplied, or nothing: the A/A arm), runs a pool of blocks pinned
 // build against it on one local cluster in verify's order (one core kept
 // busy for a loaded A/A), and replays paired verifications from each
-// pool: power, false alarms, pairs used and wall time. It writes
+// pool: power, pairs used and wall time, and for an A/A pool its
+// independent verifications and its lean (its own test of whether the
+// arms are exchangeable; the pools of one A/A condition also joined). It writes
 // out/sensitivity/pools.json (-analyze re-reads it without a cluster),
 // paired.md and paired.json.
 //

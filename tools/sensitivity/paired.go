@@ -211,7 +211,7 @@ func busy(ctx context.Context) (stop func()) {
 
 func analysePaired(c config, ss map[string]*scenario.Scenario, pools []sensitivity.Pool) error {
 	var cells []sensitivity.PairedCell
-	for _, p := range pools {
+	for _, p := range append(pools, sensitivity.PoolAA(pools)...) {
 		s, ok := ss[p.Scenario]
 		if !ok {
 			continue
