@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -28,7 +29,7 @@ func TestCommittedAAPools(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, p := range append(pools, PoolAA(pools)...) {
+		for _, p := range slices.Concat(pools, PoolAA(pools)) {
 			lean, leaning, err := lean(ss[0], p.Pairs)
 			if err != nil {
 				t.Fatal(err)

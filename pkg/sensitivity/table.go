@@ -82,9 +82,9 @@ func targetFactor(path string) float64 {
 // simulations check that), so what a pool can test is whether they are
 // here: met when none of the pool's independent verifications failed and
 // its lean is one chance gives exchangeable arms (Lean ≥ LeanLevel). The
-// replayed rate is not the criterion: it
-// follows the pool's chance lean (see ReplayPaired). Met is not a measured
-// 1%: that would take hundreds of independent verifications.
+// replayed rate is not the criterion: it follows the pool's chance lean
+// (see ReplayPaired). Met is not a measured 1%: that would take hundreds
+// of independent verifications.
 //
 // A lever whose realized factor reached its target factor (within 2%: the
 // lever asked for 1.25× a median, the pairs measured 1.245×): caught (the

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"time"
 
@@ -211,7 +212,7 @@ func busy(ctx context.Context) (stop func()) {
 
 func analysePaired(c config, ss map[string]*scenario.Scenario, pools []sensitivity.Pool) error {
 	var cells []sensitivity.PairedCell
-	for _, p := range append(pools, sensitivity.PoolAA(pools)...) {
+	for _, p := range slices.Concat(pools, sensitivity.PoolAA(pools)) {
 		s, ok := ss[p.Scenario]
 		if !ok {
 			continue
