@@ -185,9 +185,10 @@ const (
 
 // ComputeDisruption summarises a scale-in that began at start (the first
 // step) from the run's observation at its end; steps are the moments its
-// steps were applied, np is the run's NodePool as applied (its budgets),
-// cat prices the nodes (nil: cost 0).
-func ComputeDisruption(ob *observe.Observation, cat *catalog.Catalog, np *karpv1.NodePool, start time.Time, steps []time.Time) (*Disruption, error) {
+// steps were applied, nodePools is the run's NodePool as applied and as
+// each step that edited it left it (the budgets in force at each
+// decision), cat prices the nodes (nil: cost 0).
+func ComputeDisruption(ob *observe.Observation, cat *catalog.Catalog, nodePools NodePoolHistory, start time.Time, steps []time.Time) (*Disruption, error) {
 	d := &Disruption{Outcome: ob.Outcome, Disrupted: map[string]int{}}
 	for _, t := range steps {
 		d.Steps = append(d.Steps, seconds(t.Sub(start)))
@@ -209,7 +210,7 @@ func ComputeDisruption(ob *observe.Observation, cat *catalog.Catalog, np *karpv1
 			d.Replacements++
 		}
 	}
-	d.Decisions = decisions(ob, np, reasons, launched, start)
+	d.Decisions = decisions(ob, nodePools, reasons, launched, start)
 	for i, x := range d.Decisions {
 		d.Decisions[i].Step = stepsBy(steps, start.Add(secondsDuration(x.At)))
 		d.MaxDisrupting = max(d.MaxDisrupting, x.Disrupting)
@@ -378,7 +379,7 @@ func sortedClaims(ob *observe.Observation) []*observe.NodeClaimRecord {
 // (one reason, removed together) and gives each the replacements launched
 // for it: a replacement launched for a reason belongs to the first command
 // for that reason that removed nodes after it was created.
-func decisions(ob *observe.Observation, np *karpv1.NodePool, reasons, launched map[string]claimEvent, start time.Time) []Decision {
+func decisions(ob *observe.Observation, nodePools NodePoolHistory, reasons, launched map[string]claimEvent, start time.Time) []Decision {
 	type removal struct {
 		claim *observe.NodeClaimRecord
 		ev    claimEvent
@@ -436,7 +437,7 @@ func decisions(ob *observe.Observation, np *karpv1.NodePool, reasons, launched m
 		sort.Strings(out[i].Nodes)
 		sort.Strings(out[i].Replacements)
 		out[i].Disrupting = disruptingAt(ob, last[i])
-		out[i].Allowed = allowed(np, first[i], liveAt(ob, first[i]), out[i].Reason)
+		out[i].Allowed = nodePools.allowed(first[i], liveAt(ob, first[i]), out[i].Reason)
 		for _, p := range ob.Pods {
 			if nodes[i][p.Node] && (p.Deleted.IsZero() || !p.Deleted.Before(first[i].Add(-time.Second))) {
 				out[i].Evicted++
@@ -503,10 +504,50 @@ func disruptingAt(ob *observe.Observation, t time.Time) int {
 	return n
 }
 
+// NodePoolVersion is the run's NodePool as it was from Since on.
+type NodePoolVersion struct {
+	Since    time.Time
+	NodePool *karpv1.NodePool
+}
+
+// NodePoolHistory is a run's NodePool over its scale-in, oldest first:
+// as applied (Since zero), then as each step that edited it left it.
+type NodePoolHistory []NodePoolVersion
+
+// NeverEdited is the history of a NodePool no step edited.
+func NeverEdited(np *karpv1.NodePool) NodePoolHistory {
+	return NodePoolHistory{{NodePool: np}}
+}
+
 // allowed is how many nodes the NodePool's budgets let be disrupted at
 // once for reason at t, with nodes nodes (Karpenter's own arithmetic);
-// -1 when nothing bounds it.
-func allowed(np *karpv1.NodePool, t time.Time, nodes int, reason string) int {
+// -1 when nothing bounds it. t is an event's, truncated to the second:
+// where an edit falls within that second, either version may have been
+// in force, and the larger allowance is taken, so that no decision reads
+// over a budget it may not have had.
+func (h NodePoolHistory) allowed(t time.Time, nodes int, reason string) int {
+	if len(h) == 0 {
+		return -1
+	}
+	most := 0
+	for i, v := range h {
+		if i+1 < len(h) && !h[i+1].Since.After(t) {
+			continue // replaced by t
+		}
+		if !v.Since.Before(t.Add(time.Second)) {
+			break // not yet in force within t's second
+		}
+		n := allowedBy(v.NodePool, t, nodes, reason)
+		if n < 0 {
+			return -1
+		}
+		most = max(most, n)
+	}
+	return most
+}
+
+// allowedBy is allowed under one NodePool (-1: none, or unbounded).
+func allowedBy(np *karpv1.NodePool, t time.Time, nodes int, reason string) int {
 	if np == nil {
 		return -1
 	}

@@ -61,7 +61,7 @@ func TestComputeDisruption(t *testing.T) {
 	t0 := time.Date(2026, 12, 4, 9, 0, 0, 0, time.UTC)
 	np := &karpv1.NodePool{Spec: karpv1.NodePoolSpec{Disruption: karpv1.Disruption{Budgets: []karpv1.Budget{{Nodes: "50%"}}}}}
 	// Two steps: the second 30 s after the first, between the decisions.
-	d, err := ComputeDisruption(scaleInObservation(t0), nil, np, t0, []time.Time{t0, t0.Add(30 * time.Second)})
+	d, err := ComputeDisruption(scaleInObservation(t0), nil, NeverEdited(np), t0, []time.Time{t0, t0.Add(30 * time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestDisruptionDecisionsApartAndBudgetWindow(t *testing.T) {
 	np := &karpv1.NodePool{Spec: karpv1.NodePoolSpec{Disruption: karpv1.Disruption{Budgets: []karpv1.Budget{
 		{Nodes: "1", Schedule: &sched, Duration: ptrDuration(dur), Reasons: []karpv1.DisruptionReason{karpv1.DisruptionReasonUnderutilized}},
 	}}}}
-	d, err := ComputeDisruption(ob, nil, np, t0, []time.Time{t0})
+	d, err := ComputeDisruption(ob, nil, NeverEdited(np), t0, []time.Time{t0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestDisruptionHeld(t *testing.T) {
 		blocked(8, "NodeClaim", "b", "Node is nominated for a pending pod"),
 		blocked(9, "NodeClaim", "f", "Eviction does not support multiple PDBs (PodDisruptionBudget(s)=[run-1/a run-1/b])"),
 	)
-	d, err := ComputeDisruption(ob, nil, &karpv1.NodePool{}, t0, []time.Time{t0})
+	d, err := ComputeDisruption(ob, nil, NeverEdited(&karpv1.NodePool{}), t0, []time.Time{t0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +172,7 @@ func TestDisruptionReplacedAgain(t *testing.T) {
 		ev(70, "DisruptionTerminating", "r", "Disrupting NodeClaim: Underutilized"),
 		ev(90, "DisruptionTerminating", "s", "Disrupting NodeClaim: Drifted"),
 	)
-	d, err := ComputeDisruption(ob, nil, &karpv1.NodePool{}, t0, []time.Time{t0})
+	d, err := ComputeDisruption(ob, nil, NeverEdited(&karpv1.NodePool{}), t0, []time.Time{t0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -210,7 +210,7 @@ func TestDisruptionNotGone(t *testing.T) {
 	// instance), whatever else holds the Node.
 	ob.NodeClaims["e"] = &observe.NodeClaimRecord{Name: "e", InstanceType: "c-2x", CapacityType: "on-demand", Node: "node-e", Created: at(-100), Initialized: at(-95), Deleted: at(55)}
 	ob.Nodes["node-e"] = &observe.NodeRecord{Name: "node-e", Finalizers: []string{"storage.example.com/detach", "karpenter.sh/termination"}}
-	d, err := ComputeDisruption(ob, nil, &karpv1.NodePool{}, t0, []time.Time{t0})
+	d, err := ComputeDisruption(ob, nil, NeverEdited(&karpv1.NodePool{}), t0, []time.Time{t0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,5 +221,40 @@ func TestDisruptionNotGone(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, d.NotGone); diff != "" {
 		t.Fatalf("not gone (-want +got):\n%s", diff)
+	}
+}
+
+// A step that edits the NodePool's budgets bounds the decisions after it,
+// not those before: a change freeze applied at +30 s leaves the decision
+// at +20 s under the budget it had. Where an edit falls within the
+// decision's event second, either budget may have been in force, and the
+// larger one bounds it: a freeze lifted at +20.5 s may already have been
+// lifted for the decision the event dates +20 s.
+func TestDisruptionBudgetOfTheNodePoolAsItWasThen(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 9, 0, 0, 0, time.UTC)
+	half := &karpv1.NodePool{Spec: karpv1.NodePoolSpec{Disruption: karpv1.Disruption{Budgets: []karpv1.Budget{{Nodes: "50%"}}}}}
+	freeze := &karpv1.NodePool{Spec: karpv1.NodePoolSpec{Disruption: karpv1.Disruption{Budgets: []karpv1.Budget{{Nodes: "0"}}}}}
+	for _, tc := range []struct {
+		name     string
+		was, now *karpv1.NodePool
+		editAt   time.Duration
+		want     []int
+	}{
+		{"frozen at +30 s", half, freeze, 30 * time.Second, []int{3, 0}},
+		{"frozen at +10 s, before both", half, freeze, 10 * time.Second, []int{0, 0}},
+		{"unfrozen within the first decision's second", freeze, half, 20500 * time.Millisecond, []int{3, 2}},
+	} {
+		h := NodePoolHistory{{NodePool: tc.was}, {Since: t0.Add(tc.editAt), NodePool: tc.now}}
+		d, err := ComputeDisruption(scaleInObservation(t0), nil, h, t0, []time.Time{t0, t0.Add(tc.editAt)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int
+		for _, x := range d.Decisions {
+			got = append(got, x.Allowed)
+		}
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("%s: each decision's budget (-want +got):\n%s", tc.name, diff)
+		}
 	}
 }

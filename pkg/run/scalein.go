@@ -41,6 +41,7 @@ func (r *Runner) scaleIn(ctx context.Context, a *attempt, res *Result) error {
 	before, readable := r.readKarpenter(ctx)
 	start := time.Now()
 	applied := make([]time.Time, 0, len(steps))
+	nodePools := fingerprint.NeverEdited(a.objs.NodePool.DeepCopy())
 	for i, st := range steps {
 		if err := wait(a.actx, st.After.Duration); err != nil {
 			return r.scaleInStopped(ctx, a, err)
@@ -49,6 +50,9 @@ func (r *Runner) scaleIn(ctx context.Context, a *attempt, res *Result) error {
 		applied = append(applied, time.Now())
 		if err := r.applyStep(a, st); err != nil {
 			return fmt.Errorf("run %s: scale-in step %d (%s): %w", a.id, i+1, describeStep(st), err)
+		}
+		if st.NodePool != nil {
+			nodePools = append(nodePools, fingerprint.NodePoolVersion{Since: applied[i], NodePool: a.objs.NodePool.DeepCopy()})
 		}
 	}
 	// Stall at least Quiet: pods that stay as they are while Karpenter has
@@ -61,7 +65,7 @@ func (r *Runner) scaleIn(ctx context.Context, a *attempt, res *Result) error {
 	if err := r.scaleInStopped(ctx, a, nil); err != nil {
 		return err
 	}
-	d, err := fingerprint.ComputeDisruption(a.ob.Snapshot(), a.cat, a.objs.NodePool, start, applied)
+	d, err := fingerprint.ComputeDisruption(a.ob.Snapshot(), a.cat, nodePools, start, applied)
 	if err != nil {
 		return fmt.Errorf("run %s: scale-in: %w", a.id, err)
 	}
