@@ -201,16 +201,9 @@ func replay(s *scenario.Scenario, blocks []Pair, o PairedOptions, target string)
 // It also gives that metric with its ratio and interval: the candidate
 // bias the pool cannot tell from none.
 func lean(s *scenario.Scenario, pairs []Pair) (float64, string, error) {
-	var refs, cands []*fingerprint.Fingerprint
-	for _, p := range pairs {
-		refs, cands = append(refs, p.Ref), append(cands, p.Cand)
-	}
-	res, excluded, err := verify.PairedLook(s, max(len(pairs), verify.DefaultMaxPairs), refs, cands)
+	res, err := look(s, max(len(pairs), verify.DefaultMaxPairs), pairs)
 	if err != nil {
 		return 0, "", err
-	}
-	if res == nil {
-		return 0, "", fmt.Errorf("no machine-dependent metric in every pair: %v", excluded)
 	}
 	most := res.Metrics[0]
 	for _, m := range res.Metrics[1:] {
@@ -231,51 +224,68 @@ func disjoint(s *scenario.Scenario, pairs []Pair, maxPairs int) (n, failed int, 
 			start++
 			continue
 		}
-		var refs, cands []*fingerprint.Fingerprint
-		done := false
-		for _, p := range pairs[start:] {
-			refs, cands = append(refs, p.Ref), append(cands, p.Cand)
-			res, excluded, err := verify.PairedLook(s, maxPairs, refs, cands)
-			if err != nil {
-				return n, failed, err
+		res, used, err := verification(s, maxPairs, func(b int) (Pair, bool) {
+			if start+b < len(pairs) {
+				return pairs[start+b], true
 			}
-			if res == nil {
-				return n, failed, fmt.Errorf("no machine-dependent metric in every pair: %v", excluded)
-			}
-			if !res.NeedMore() {
-				n, done = n+1, true
-				if len(res.Regressed()) > 0 {
-					failed++
-				}
-				break
-			}
+			return Pair{}, false
+		})
+		if err != nil || res == nil {
+			return n, failed, err
 		}
-		if !done {
-			break
+		n++
+		if len(res.Regressed()) > 0 {
+			failed++
 		}
-		start += len(refs)
+		start += used
 	}
 	return n, failed, nil
 }
 
 // replayOne is one verification: blocks until the judge would stop.
 func replayOne(s *scenario.Scenario, byOrder map[bool][]Pair, maxPairs int, rng *rand.Rand) (*paired.Result, int, error) {
-	var refs, cands []*fingerprint.Fingerprint
-	for b := 0; ; b++ {
+	return verification(s, maxPairs, func(b int) (Pair, bool) {
 		from := byOrder[verify.ReferenceFirst(b)]
-		p := from[rng.IntN(len(from))]
-		refs, cands = append(refs, p.Ref), append(cands, p.Cand)
-		res, excluded, err := verify.PairedLook(s, maxPairs, refs, cands)
+		return from[rng.IntN(len(from))], true
+	})
+}
+
+// verification is one verification as the judge runs it: block b from
+// next, a look after each, until the judge stops; a nil result when next
+// runs out first.
+func verification(s *scenario.Scenario, maxPairs int, next func(b int) (Pair, bool)) (*paired.Result, int, error) {
+	var blocks []Pair
+	for b := 0; ; b++ {
+		p, ok := next(b)
+		if !ok {
+			return nil, b, nil
+		}
+		blocks = append(blocks, p)
+		res, err := look(s, maxPairs, blocks)
 		if err != nil {
 			return nil, 0, err
-		}
-		if res == nil {
-			return nil, 0, fmt.Errorf("no machine-dependent metric in every pair: %v", excluded)
 		}
 		if !res.NeedMore() {
 			return res, b + 1, nil
 		}
 	}
+}
+
+// look is the judge's look at blocks (verify.PairedLook); an error when
+// no machine-dependent metric is in every pair.
+func look(s *scenario.Scenario, maxPairs int, blocks []Pair) (*paired.Result, error) {
+	refs, cands := make([]*fingerprint.Fingerprint, len(blocks)), make([]*fingerprint.Fingerprint, len(blocks))
+	for i, p := range blocks {
+		refs[i], cands[i] = p.Ref, p.Cand
+	}
+	res, excluded, err := verify.PairedLook(s, maxPairs, refs, cands)
+	if err != nil {
+		return nil, err
+	}
+	if res == nil {
+		return nil, fmt.Errorf("no machine-dependent metric in every pair: %v", excluded)
+	}
+	return res, nil
 }
 
 // wholePool tests the pool's first maxPairs blocks once and says what the
