@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -27,8 +28,9 @@ type Lever struct {
 	DecisionDelay time.Duration `json:"decisionDelay,omitempty"`
 	// CPUFactor multiplies the CPU the process uses (0 or 1: unchanged).
 	CPUFactor float64 `json:"cpuFactor,omitempty"`
-	// MemoryFactor multiplies its resident memory (0 or 1: unchanged).
-	MemoryFactor float64 `json:"memoryFactor,omitempty"`
+	// MemoryMiB is held resident from start-up, outside Go's heap: every
+	// peak of the process's resident set is that much higher.
+	MemoryMiB int `json:"memoryMiB,omitempty"`
 }
 
 // Placeholders of the levers patch.
@@ -36,7 +38,7 @@ const (
 	launchPlaceholder   = "{{LAUNCH_DELAY_MS}}"
 	decisionPlaceholder = "{{DECISION_DELAY_MS}}"
 	cpuPlaceholder      = "{{CPU_FACTOR}}"
-	memoryPlaceholder   = "{{MEMORY_FACTOR}}"
+	memoryPlaceholder   = "{{MEMORY_MIB}}"
 )
 
 // Patch fills the levers patch's placeholders with l's values; a template
@@ -46,7 +48,7 @@ func (l Lever) Patch(template string) (string, error) {
 		launchPlaceholder, strconv.FormatInt(l.LaunchDelay.Milliseconds(), 10),
 		decisionPlaceholder, strconv.FormatInt(l.DecisionDelay.Milliseconds(), 10),
 		cpuPlaceholder, factor(l.CPUFactor),
-		memoryPlaceholder, factor(l.MemoryFactor),
+		memoryPlaceholder, strconv.Itoa(l.MemoryMiB),
 	}
 	for i := 0; i < len(r); i += 2 {
 		if !strings.Contains(template, r[i]) {
@@ -70,8 +72,8 @@ func (l Lever) Name() string {
 	if l.CPUFactor > 1 {
 		parts = append(parts, "cpu"+strings.ReplaceAll(factor(l.CPUFactor), ".", "p"))
 	}
-	if l.MemoryFactor > 1 {
-		parts = append(parts, "mem"+strings.ReplaceAll(factor(l.MemoryFactor), ".", "p"))
+	if l.MemoryMiB > 0 {
+		parts = append(parts, fmt.Sprintf("mem%dmib", l.MemoryMiB))
 	}
 	return strings.Join(parts, "-")
 }
@@ -94,7 +96,8 @@ var DefaultConditions = []string{"unchanged", "loaded", "launch:1.1", "launch:1.
 // ParseCondition turns a condition spec ("unchanged", "loaded", or
 // lever:factor with lever launch, decide, cpu or memory) into a Condition.
 // A delay is (factor − 1) times the baseline's median it slows:
-// NodeClaim-ready for launch, pod-ready for decide.
+// NodeClaim-ready for launch, pod-ready for decide; memory held is
+// (factor − 1) times its median peak resident set, to the MiB.
 func ParseCondition(spec string, b *fingerprint.Baseline) (Condition, error) {
 	switch spec {
 	case "unchanged":
@@ -119,7 +122,13 @@ func ParseCondition(spec string, b *fingerprint.Baseline) (Condition, error) {
 	case "cpu":
 		c.Lever.CPUFactor, c.Target = factor, "karpenter.cpuSeconds"
 	case "memory":
-		c.Lever.MemoryFactor, c.Target = factor, "karpenter.peakRSSMiB"
+		if b.Karpenter != nil {
+			c.Lever.MemoryMiB = int(math.Round((factor - 1) * permtest.Median(b.Karpenter.PeakRSSMiB.Values)))
+		}
+		if c.Lever.MemoryMiB <= 0 {
+			return Condition{}, fmt.Errorf("condition %q: the baseline has no Karpenter peak resident set to size the memory from", spec)
+		}
+		c.Target = "karpenter.peakRSSMiB"
 	default:
 		return Condition{}, fmt.Errorf("condition %q: no lever %q (want launch, decide, cpu or memory)", spec, kind)
 	}
@@ -133,7 +142,8 @@ func ParseCondition(spec string, b *fingerprint.Baseline) (Condition, error) {
 // read.
 func CheckCondition(spec string) error {
 	one := fingerprint.Samples{Values: []float64{1}}
-	_, err := ParseCondition(spec, &fingerprint.Baseline{Timing: fingerprint.BaselineTiming{PodReadyP50: one, NodeClaimReadyP50: one}})
+	_, err := ParseCondition(spec, &fingerprint.Baseline{Timing: fingerprint.BaselineTiming{PodReadyP50: one, NodeClaimReadyP50: one},
+		Karpenter: &fingerprint.BaselineKarpenter{PeakRSSMiB: fingerprint.Samples{Values: []float64{100}}}})
 	return err
 }
 

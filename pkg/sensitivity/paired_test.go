@@ -165,7 +165,7 @@ func TestLeverPatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"leverLaunchDelay = 1250 * time.Millisecond", "leverDecisionDelay = 0 * time.Millisecond",
-		"leverCPUFactor    = 1.5", "leverMemoryFactor = 1.0"} {
+		"leverCPUFactor = 1.5", "leverMemoryMiB = 0"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("the filled patch lacks %q", want)
 		}
@@ -176,8 +176,8 @@ func TestLeverPatch(t *testing.T) {
 	if _, err := l.Patch(strings.ReplaceAll(string(tmpl), "{{CPU_FACTOR}}", "2")); err == nil {
 		t.Error("a template without the CPU placeholder must be refused")
 	}
-	names := []string{Lever{}.Name(), l.Name(), Lever{DecisionDelay: time.Second, MemoryFactor: 2}.Name()}
-	if d := cmp.Diff([]string{"levers", "levers-launch1250ms-cpu1p5", "levers-decide1000ms-mem2"}, names); d != "" {
+	names := []string{Lever{}.Name(), l.Name(), Lever{DecisionDelay: time.Second, MemoryMiB: 55}.Name()}
+	if d := cmp.Diff([]string{"levers", "levers-launch1250ms-cpu1p5", "levers-decide1000ms-mem55mib"}, names); d != "" {
 		t.Errorf("names (-want +got):\n%s", d)
 	}
 }
@@ -185,7 +185,8 @@ func TestLeverPatch(t *testing.T) {
 func TestParseCondition(t *testing.T) {
 	b := &fingerprint.Baseline{Timing: fingerprint.BaselineTiming{
 		PodReadyP50:       fingerprint.Samples{Values: []float64{4, 3.8, 4.2}},
-		NodeClaimReadyP50: fingerprint.Samples{Values: []float64{2, 2.2, 1.8, 2}}}}
+		NodeClaimReadyP50: fingerprint.Samples{Values: []float64{2, 2.2, 1.8, 2}}},
+		Karpenter: &fingerprint.BaselineKarpenter{PeakRSSMiB: fingerprint.Samples{Values: []float64{110.4, 108.5, 112}}}}
 	var got []Condition
 	for _, spec := range []string{"unchanged", "loaded", "launch:1.25", "decide:1.5", "cpu:2", "memory:1.5"} {
 		c, err := ParseCondition(spec, b)
@@ -198,7 +199,7 @@ func TestParseCondition(t *testing.T) {
 		{Name: "launch ×1.25", Lever: Lever{LaunchDelay: 500 * time.Millisecond}, Target: "timing.nodeClaimReady.p50", Factor: 1.25},
 		{Name: "decide ×1.5", Lever: Lever{DecisionDelay: 2 * time.Second}, Target: podReadyP50, Factor: 1.5},
 		{Name: "cpu ×2", Lever: Lever{CPUFactor: 2}, Target: "karpenter.cpuSeconds", Factor: 2},
-		{Name: "memory ×1.5", Lever: Lever{MemoryFactor: 1.5}, Target: "karpenter.peakRSSMiB", Factor: 1.5}}
+		{Name: "memory ×1.5", Lever: Lever{MemoryMiB: 55}, Target: "karpenter.peakRSSMiB", Factor: 1.5}}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("conditions (-want +got):\n%s", d)
 	}
@@ -209,6 +210,9 @@ func TestParseCondition(t *testing.T) {
 	}
 	if _, err := ParseCondition("launch:1.25", &fingerprint.Baseline{}); err == nil || !strings.Contains(err.Error(), "no median") {
 		t.Errorf("a baseline without NodeClaim-ready samples cannot size a launch delay: %v", err)
+	}
+	if _, err := ParseCondition("memory:1.5", &fingerprint.Baseline{}); err == nil || !strings.Contains(err.Error(), "peak resident set") {
+		t.Errorf("a baseline without Karpenter's usage cannot size the memory held: %v", err)
 	}
 }
 

@@ -146,8 +146,8 @@ func leverOf(c Condition) string {
 	if l.CPUFactor > 1 {
 		parts = append(parts, fmt.Sprintf("CPU ×%g", l.CPUFactor))
 	}
-	if l.MemoryFactor > 1 {
-		parts = append(parts, fmt.Sprintf("memory ×%g", l.MemoryFactor))
+	if l.MemoryMiB > 0 {
+		parts = append(parts, fmt.Sprintf("memory +%d MiB", l.MemoryMiB))
 	}
 	if len(parts) == 0 {
 		parts = append(parts, "none (another build)")
