@@ -289,14 +289,11 @@ func look(s *scenario.Scenario, maxPairs int, blocks []Pair) (*paired.Result, er
 }
 
 // wholePool tests the pool's first maxPairs blocks once and says what the
-// target (every regressed metric for an A/A pool) read.
+// target (every regressed metric for an A/A pool) read; a pool with no
+// metric in every pair is an error, as in look.
 func wholePool(s *scenario.Scenario, pairs []Pair, maxPairs int, target string) (string, error) {
-	var refs, cands []*fingerprint.Fingerprint
-	for _, p := range pairs[:min(len(pairs), maxPairs)] {
-		refs, cands = append(refs, p.Ref), append(cands, p.Cand)
-	}
-	res, _, err := verify.PairedLook(s, maxPairs, refs, cands)
-	if err != nil || res == nil {
+	res, err := look(s, maxPairs, pairs[:min(len(pairs), maxPairs)])
+	if err != nil {
 		return "", err
 	}
 	for _, m := range res.Metrics {

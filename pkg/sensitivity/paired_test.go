@@ -259,3 +259,15 @@ func TestPoolAAJoinsTheSameAAConditionOnly(t *testing.T) {
 		}
 	}
 }
+
+func TestReplayPairedRefusesAPoolWithoutAMetricInEveryPair(t *testing.T) {
+	p := pool(rand.New(rand.NewPCG(5, 5)), 16, 1, Condition{Name: "unchanged"})
+	for i := range p.Pairs {
+		if i%2 == 0 {
+			p.Pairs[i].Cand = &fingerprint.Fingerprint{} // no timing recorded
+		}
+	}
+	if _, err := ReplayPaired(plain(), p, PairedOptions{Trials: 20, Seed: 1}); err == nil || !strings.Contains(err.Error(), "no machine-dependent metric in every pair") {
+		t.Errorf("a pool no metric is in every pair of cannot be judged: %v", err)
+	}
+}
