@@ -441,11 +441,11 @@ func (l *Local) UseKarpenter(ctx context.Context, path string, settings map[stri
 	return l.restartKarpenter(ctx, st.APIServerVia)
 }
 
-// UseKarpenterBuild makes Karpenter run from build's binary, restarting
-// it when it runs from another; its catalog and settings stay.
-func (l *Local) UseKarpenterBuild(ctx context.Context, build Build) error {
+// StartKarpenterBuild stops Karpenter and starts it afresh from build's
+// binary (KarpenterBuildSwitcher); its catalog and settings stay.
+func (l *Local) StartKarpenterBuild(ctx context.Context, build Build) error {
 	if build.Binary == "" {
-		return errors.New("UseKarpenterBuild: no binary given")
+		return errors.New("StartKarpenterBuild: no binary given")
 	}
 	if err := CheckKarpenterBinary(build.Binary); err != nil {
 		return err
@@ -455,9 +455,6 @@ func (l *Local) UseKarpenterBuild(ctx context.Context, build Build) error {
 	st, err := l.readState()
 	if err != nil {
 		return err
-	}
-	if st.KarpenterBinary == build.Binary {
-		return nil
 	}
 	return l.restartKarpenterAs(ctx, st.APIServerVia, build)
 }

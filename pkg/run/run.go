@@ -41,7 +41,7 @@ type Runner struct {
 	// karpenter is recorded in every run's inputs.
 	karpenter inputs.Karpenter
 	// build, when it names a binary, is the Karpenter build every run
-	// switches to first (WithKarpenterBuild).
+	// starts afresh first (WithKarpenterBuild).
 	build cluster.Build
 	// clock is the clock the observer reads latencies from.
 	clock observe.Clock
@@ -76,10 +76,11 @@ func WithProgress(f func(string)) Option { return func(r *Runner) { r.progress =
 // inputs (default: unknown, and a change of Karpenter cannot be told).
 func WithKarpenter(k inputs.Karpenter) Option { return func(r *Runner) { r.karpenter = k } }
 
-// WithKarpenterBuild makes every run switch Karpenter to build's binary
-// first, through the provider's cluster.KarpenterBuildSwitcher (default:
-// whatever binary runs): paired verification's two arms are two runners
-// of one cluster with two builds. k is that build as runs' inputs record
+// WithKarpenterBuild makes every run start Karpenter afresh from build's
+// binary first, through the provider's cluster.KarpenterBuildSwitcher
+// (default: whatever binary runs, as it runs): paired verification's two
+// arms are two runners of one cluster with two builds, and every run of
+// either starts from a Karpenter just started. k is that build as runs' inputs record
 // it (WithKarpenter).
 func WithKarpenterBuild(build cluster.Build, k inputs.Karpenter) Option {
 	return func(r *Runner) { r.build, r.karpenter = build, k }
@@ -340,7 +341,8 @@ func (r *Runner) useSettings(ctx context.Context, a *attempt) error {
 	return nil
 }
 
-// useBuild switches Karpenter to the runner's build, if it has one.
+// useBuild starts Karpenter afresh from the runner's build, if it has
+// one.
 func (r *Runner) useBuild(ctx context.Context) error {
 	if r.build.Binary == "" {
 		return nil
@@ -349,7 +351,7 @@ func (r *Runner) useBuild(ctx context.Context) error {
 	if !ok {
 		return fmt.Errorf("this cluster's provider cannot switch Karpenter builds between runs (it does not run Karpenter from nodeprint's toolchain), so it cannot run %s", r.build.Binary)
 	}
-	if err := bs.UseKarpenterBuild(ctx, r.build); err != nil {
+	if err := bs.StartKarpenterBuild(ctx, r.build); err != nil {
 		return fmt.Errorf("failed to run Karpenter from %s: %w", r.build.Binary, err)
 	}
 	return nil

@@ -53,6 +53,9 @@ type Sample struct {
 	RSSBytes float64
 	// StartSeconds is process_start_time_seconds: a change is a restart.
 	StartSeconds float64
+	// ReadSeconds is when Read read the sample (Unix seconds; 0 for a
+	// parsed one).
+	ReadSeconds float64
 	// Requests counts API requests by "verb kind" (client_go_request_duration_seconds_count).
 	Requests map[string]float64
 	// Total and Failed are client_go_request_total over every code and
@@ -125,6 +128,10 @@ type Usage struct {
 	// Restarted says Karpenter restarted in between: the counters began
 	// again, and the usage is the new process's alone.
 	Restarted bool `json:"restarted,omitempty"`
+	// UptimeSeconds is how long Karpenter had run when the window began
+	// (from its process_start_time_seconds; 0 where it exports none):
+	// a Karpenter just started carries its start-up into the window.
+	UptimeSeconds float64 `json:"uptimeSeconds,omitempty"`
 	// SharedWith is how many concurrent runs held Karpenter during the
 	// window (--parallel): its counters hold their work too, and the usage
 	// is not this run's.
@@ -158,7 +165,9 @@ func Read(ctx context.Context, url string) (Sample, error) {
 	if resp.StatusCode != http.StatusOK {
 		return Sample{}, fmt.Errorf("failed to read Karpenter's metrics at %s: %s", url, resp.Status)
 	}
-	return Parse(resp.Body)
+	s, err := Parse(resp.Body)
+	s.ReadSeconds = float64(time.Now().UnixMilli()) / 1000
+	return s, err
 }
 
 // Parse reads a sample from Prometheus's text format.
@@ -295,6 +304,9 @@ func (s Sample) Since(before Sample) Usage {
 		u.MeanLatencyMs = round((s.RequestSeconds-before.RequestSeconds)/float64(u.RequestsTotal)*1000, 100)
 	}
 	u.Reconciles = int(s.Reconciles - before.Reconciles)
+	if !u.Restarted && before.StartSeconds > 0 && before.ReadSeconds > 0 {
+		u.UptimeSeconds = round(before.ReadSeconds-before.StartSeconds, 10)
+	}
 	return u
 }
 

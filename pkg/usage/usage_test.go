@@ -41,12 +41,12 @@ func TestParse(t *testing.T) {
 }
 
 func TestSince(t *testing.T) {
-	before := Sample{CPUSeconds: 10, RSSBytes: 1e8, StartSeconds: 5, Total: 300, Failed: 4, RequestSeconds: 1, Reconciles: 2,
+	before := Sample{CPUSeconds: 10, RSSBytes: 1e8, StartSeconds: 5, ReadSeconds: 7.34, Total: 300, Failed: 4, RequestSeconds: 1, Reconciles: 2,
 		Requests: map[string]float64{"GET nodes": 2}}
 	after := Sample{CPUSeconds: 12.5, RSSBytes: 0.9e8, StartSeconds: 5, Total: 317, Failed: 10, RequestSeconds: 2, Reconciles: 42,
 		Requests: map[string]float64{"GET nodes": 6, "POST pods/eviction": 4}}
 	want := Usage{CPUSeconds: 2.5, PeakRSSBytes: 1e8, Requests: map[string]int{"GET nodes": 4, "POST pods/eviction": 4}, RequestsTotal: 8,
-		Failed: 6, MeanLatencyMs: 125, Reconciles: 40}
+		Failed: 6, MeanLatencyMs: 125, Reconciles: 40, UptimeSeconds: 2.3}
 	if d := cmp.Diff(want, after.Since(before)); d != "" {
 		t.Errorf("Since (-want +got):\n%s", d)
 	}
@@ -54,8 +54,8 @@ func TestSince(t *testing.T) {
 	restarted := after
 	restarted.StartSeconds = 9
 	u := restarted.Since(before)
-	if !u.Restarted || u.CPUSeconds != 12.5 || u.RequestsTotal != 10 {
-		t.Errorf("after a restart: %+v, want the new process's counters, marked restarted", u)
+	if !u.Restarted || u.CPUSeconds != 12.5 || u.RequestsTotal != 10 || u.UptimeSeconds != 0 {
+		t.Errorf("after a restart: %+v, want the new process's counters, marked restarted, no uptime at the window's start", u)
 	}
 	if got := u.Top(1); len(got) != 1 || got[0] != "GET nodes: 6" {
 		t.Errorf("Top(1) = %v", got)

@@ -159,7 +159,8 @@ func (e *Environment) RecordBaseline(ctx context.Context, s *scenario.Scenario) 
 // (decide:2, …; sized from the scenario's committed baseline), built
 // first and interleaved A B B A. It fails unless the verification failed
 // on the lever's target by the paired test, with the ratio's interval
-// above 1: the smoke of make sensitivity.
+// above 1, and every run began on a Karpenter just started: the smoke of
+// make sensitivity.
 func (e *Environment) ExpectLeverCaught(ctx context.Context, s *scenario.Scenario, spec string) {
 	GinkgoHelper()
 	b, err := fingerprint.LoadBaseline(fingerprint.Path(e.fingerprintsDir(), s.Metadata.Name))
@@ -175,7 +176,8 @@ func (e *Environment) ExpectLeverCaught(ctx context.Context, s *scenario.Scenari
 	Expect(err).NotTo(HaveOccurred())
 	cand, err := h.BuildRunner(build)
 	Expect(err).NotTo(HaveOccurred())
-	j := verify.New(cand, verify.WithPairedArms(ref, cand), verify.WithProgress(func(l string) { GinkgoWriter.Println(l) }))
+	var runs []*run.Result
+	j := verify.New(cand, verify.WithPairedArms(recordingArm{ref, &runs}, recordingArm{cand, &runs}), verify.WithProgress(func(l string) { GinkgoWriter.Println(l) }))
 	By(fmt.Sprintf("verifying scenario %s paired: the pinned build against lever %s", s.Metadata.Name, cd.Lever.Name()))
 	out, err := j.Entry(ctx, s, b)
 	Expect(err).NotTo(HaveOccurred())
@@ -191,6 +193,39 @@ func (e *Environment) ExpectLeverCaught(ctx context.Context, s *scenario.Scenari
 		}
 	}
 	Expect(out.Entry.Runs).To(HaveLen(2*d.Timing.Pairs), "every pair is one reference and one candidate run")
+	ExpectEveryRunOnAFreshKarpenter(runs)
+}
+
+// recordingArm is a paired verification's arm that keeps every run's
+// result, both arms' in the order they ran.
+type recordingArm struct {
+	verify.Arm
+	runs *[]*run.Result
+}
+
+func (a recordingArm) Run(ctx context.Context, s *scenario.Scenario, opts ...run.FaultOption) (*run.Result, error) {
+	r, err := a.Arm.Run(ctx, s, opts...)
+	if r != nil {
+		*a.runs = append(*a.runs, r)
+	}
+	return r, err
+}
+
+// ExpectEveryRunOnAFreshKarpenter fails unless every run after the first
+// began on a Karpenter started after the run before it had applied its
+// objects: its uptime when its usage window opened is under half the time
+// between the two runs' applies (a Karpenter kept from the run before
+// has run at least about that whole time).
+func ExpectEveryRunOnAFreshKarpenter(runs []*run.Result) {
+	GinkgoHelper()
+	Expect(len(runs)).To(BeNumerically(">=", 2), "a paired verification runs both arms")
+	for i := 1; i < len(runs); i++ {
+		k := runs[i].Fingerprint.Karpenter
+		Expect(k).NotTo(BeNil(), "run %s recorded no Karpenter usage", runs[i].ID)
+		gap := runs[i].Applied.Sub(runs[i-1].Applied).Seconds()
+		Expect(k.UptimeSeconds).To(And(BeNumerically(">", 0), BeNumerically("<", gap/2)),
+			"run %s began on a Karpenter that had run %.1f s, and the run before it applied %.1f s earlier: it was not started afresh", runs[i].ID, k.UptimeSeconds, gap)
+	}
 }
 
 // LoadScenario loads fixtures/scenarios/<name>.yaml.
