@@ -19,7 +19,8 @@ import (
 
 // Lever is a Karpenter build that regresses by a known amount: the pinned
 // release with fixtures/sensitivity/levers.patch filled in. The zero Lever
-// regresses nothing and is still another build (the A/A arm).
+// regresses nothing: the A/A conditions, whose candidate make sensitivity
+// runs from the pinned build itself.
 type Lever struct {
 	// LaunchDelay is added to every launch (the KWOK provider's Create).
 	LaunchDelay time.Duration `json:"launchDelay,omitempty"`

@@ -150,7 +150,7 @@ func leverOf(c Condition) string {
 		parts = append(parts, fmt.Sprintf("memory +%d MiB", l.MemoryMiB))
 	}
 	if len(parts) == 0 {
-		parts = append(parts, "none (another build)")
+		parts = append(parts, "none")
 	}
 	if c.Load {
 		parts = append(parts, "one core busy")

@@ -77,9 +77,10 @@ func plan(tc *toolchain.Toolchain, c config, ss map[string]*scenario.Scenario) (
 	return out, nil
 }
 
-// buildLevers builds every lever the experiments need (the zero lever for
-// the A/A conditions), before any run: a build beside the runs would
-// slow them.
+// buildLevers builds every lever the experiments need, before any run: a
+// build beside the runs would slow them. The A/A conditions' candidate is
+// the pinned build itself (every run starts Karpenter afresh, so its runs
+// are the reference's, run again).
 func buildLevers(ctx context.Context, tc *toolchain.Toolchain, out string, exps []experiment) (map[string]cluster.Build, error) {
 	builds := map[string]cluster.Build{}
 	dir := filepath.Join(out, "levers")
@@ -87,6 +88,10 @@ func buildLevers(ctx context.Context, tc *toolchain.Toolchain, out string, exps 
 		for _, cd := range e.conditions {
 			name := cd.Lever.Name()
 			if _, ok := builds[name]; ok {
+				continue
+			}
+			if cd.Lever == (sensitivity.Lever{}) {
+				builds[name] = cluster.ToolchainBuild(tc)
 				continue
 			}
 			if err := os.MkdirAll(dir, 0o755); err != nil {
