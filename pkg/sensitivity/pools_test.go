@@ -74,3 +74,35 @@ func readPools(t *testing.T, path string) []Pool {
 	}
 	return pools
 }
+
+// TestCommittedFreshAAPools reads the A/A pools of docs/performance.md's
+// "Three more baselines": every run on a Karpenter just started, the
+// pinned build in both arms.
+func TestCommittedFreshAAPools(t *testing.T) {
+	l := &scenario.Loader{FixturesDir: "../../fixtures", GenericCatalog: "generic.json", ValidateFault: faults.Validate}
+	var got []string
+	for _, p := range readPools(t, "../../fixtures/sensitivity/pools/2026-12-06-aa-fresh.json.gz") {
+		ss, err := l.LoadFiles(filepath.Join("../../fixtures/scenarios", p.Scenario+".yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lean, leaning, err := lean(ss[0], p.Pairs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, failed, err := disjoint(ss[0], p.Pairs, 16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%s: %d of %d failed, lean %.2f (%s)", p.Scenario, failed, n, lean, leaning))
+	}
+	want := []string{
+		"cpu-heavy: 0 of 1 failed, lean 0.82 (karpenter.peakRSSMiB 1.01× [0.99, 1.02])",
+		"zone-spread: 1 of 1 failed, lean 0.04 (karpenter.cpuSeconds 1.08× [1.02, 1.14])",
+		"aws-families: 0 of 1 failed, lean 0.71 (karpenter.peakRSSMiB 1.01× [0.99, 1.02])",
+		"zone-spread: 0 of 1 failed, lean 0.01 (karpenter.peakRSSMiB 1.01× [1.01, 1.02])",
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("the committed fresh A/A pools read (-documented +now):\n%s", d)
+	}
+}
