@@ -80,8 +80,8 @@ func WithKarpenter(k inputs.Karpenter) Option { return func(r *Runner) { r.karpe
 // binary first, through the provider's cluster.KarpenterBuildSwitcher
 // (default: whatever binary runs, as it runs): paired verification's two
 // arms are two runners of one cluster with two builds, and every run of
-// either starts from a Karpenter just started. k is that build as runs' inputs record
-// it (WithKarpenter).
+// either starts from a Karpenter just started. k is that build as runs'
+// inputs record it (WithKarpenter).
 func WithKarpenterBuild(build cluster.Build, k inputs.Karpenter) Option {
 	return func(r *Runner) { r.build, r.karpenter = build, k }
 }
