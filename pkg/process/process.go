@@ -6,6 +6,7 @@
 package process
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -161,15 +162,31 @@ func (h *Handle) waitGone(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// Runs reports whether pid is a live (not zombie) process running binary
+// alive reports whether the state in a /proc/<pid>/stat line is a living
+// one. The state follows the command name, which is in parentheses and may
+// hold spaces and parentheses. A dead process is a zombie (Z) until its
+// parent reaps it, and dead (X; x before Linux 3.13) while the parent's
+// wait is reaping it: a probe racing the reaper sees X for a moment.
+func alive(stat []byte) bool {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 || i+2 >= len(stat) {
+		return true // no state to read: the caller's other checks decide
+	}
+	switch stat[i+2] {
+	case 'Z', 'X', 'x':
+		return false
+	}
+	return true
+}
+
+// Runs reports whether pid is a live (not zombie, not dead) process running binary
 // (compared by the path in /proc/<pid>/exe or, failing that, argv[0]).
 func Runs(pid int, binary string) bool {
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return false
 	}
-	// The state follows the command name, which is in parentheses and may hold spaces.
-	if i := strings.LastIndexByte(string(stat), ')'); i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z' {
+	if !alive(stat) {
 		return false
 	}
 	if binary == "" {

@@ -92,3 +92,22 @@ func TestStartTimeNamesThisProcess(t *testing.T) {
 		t.Fatal("a pid that does not exist has no start time")
 	}
 }
+
+// A process being reaped shows X for a moment after its zombie state; a
+// probe that read it as alive missed the exit until its next interval.
+func TestAliveReadsTheStateAfterTheCommandName(t *testing.T) {
+	for stat, want := range map[string]bool{
+		"42 (sleep) R 1 42 42 0":      true,
+		"42 (sleep) S 1 42 42 0":      true,
+		"42 (sleep) Z 1 42 42 0":      false,
+		"42 (sleep) X 1 42 42 0":      false,
+		"42 (sleep) x 1 42 42 0":      false,
+		"42 (a) Z (b) S 1 42 42 0":    true,
+		"42 (odd ) name) X 1 42 42 0": false,
+		"42 (truncated":               true,
+	} {
+		if got := alive([]byte(stat)); got != want {
+			t.Errorf("alive(%q) = %v, want %v", stat, got, want)
+		}
+	}
+}
