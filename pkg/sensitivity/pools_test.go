@@ -38,10 +38,10 @@ func TestCommittedAAPools(t *testing.T) {
 		"web-service, unchanged, one core busy: 16 blocks, 0 of 1 failed, lean 0.66 (timing.podStart.p50 1.20× [0.85, 1.73])",
 		"web-service, unchanged, one core busy: 16 blocks, 0 of 1 failed, lean 0.92 (timing.podScheduled.p50 1.03× [0.93, 1.13])",
 		"web-service, unchanged: 16 blocks, 0 of 1 failed, lean 0.16 (timing.podReady.p50 1.10× [1.00, 1.20])",
-		"web-service, unchanged, one core busy, 3 pools: 48 blocks, 0 of 3 failed, lean 0.90 (karpenter.requests 1.01× [0.99, 1.02])",
-		"mixed-arch, unchanged, one core busy: 16 blocks, 0 of 1 failed, lean 0.94 (timing.podReady.p90 1.01× [0.93, 1.09])",
+		"web-service, unchanged, one core busy, 3 pools: 48 blocks, 0 of 3 failed, lean 0.97 (timing.nodeClaimLaunch.p50 1.01× [0.88, 1.17])",
+		"mixed-arch, unchanged, one core busy: 16 blocks, 0 of 1 failed, lean 0.94 (timing.nodeClaimReady.p90 1.02× [0.93, 1.13])",
 		"mixed-arch, unchanged, one core busy: 16 blocks, 0 of 1 failed, lean 0.64 (timing.nodeClaimLaunch.p50 1.21× [0.88, 1.68])",
-		"mixed-arch, unchanged, one core busy: 16 blocks, 0 of 1 failed, lean 0.97 (timing.podScheduled.p50 1.02× [0.95, 1.09])",
+		"mixed-arch, unchanged, one core busy: 16 blocks, 0 of 1 failed, lean 0.99 (timing.nodeClaimReady.p90 0.94× [0.80, 1.11])",
 		"mixed-arch, unchanged, one core busy, 3 pools: 48 blocks, 0 of 3 failed, lean 0.71 (timing.nodeClaimLaunch.p50 1.09× [0.93, 1.29])",
 	}
 	if d := cmp.Diff(want, got); d != "" {
@@ -96,10 +96,10 @@ func TestCommittedFreshAAPools(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s: %s", p.Scenario, readAA(t, ss[0], p.Pairs)))
 	}
 	want := []string{
-		"cpu-heavy: 0 of 1 failed, lean 0.82 (karpenter.peakRSSMiB 1.01× [0.99, 1.02])",
-		"zone-spread: 1 of 1 failed, lean 0.04 (karpenter.cpuSeconds 1.08× [1.02, 1.14])",
-		"aws-families: 0 of 1 failed, lean 0.71 (karpenter.peakRSSMiB 1.01× [0.99, 1.02])",
-		"zone-spread: 0 of 1 failed, lean 0.01 (karpenter.peakRSSMiB 1.01× [1.01, 1.02])",
+		"cpu-heavy: 0 of 1 failed, lean 0.99 (timing.podStart.p50 0.97× [0.74, 1.27])",
+		"zone-spread: 1 of 1 failed, lean 0.05 (timing.nodeRegistration.p50 1.07× [1.02, 1.12])",
+		"aws-families: 0 of 1 failed, lean 0.94 (timing.podReady.p90 0.99× [0.89, 1.11])",
+		"zone-spread: 0 of 1 failed, lean 0.97 (timing.podStart.p50 1.03× [0.78, 1.36])",
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("the committed fresh A/A pools read (-documented +now):\n%s", d)

@@ -111,7 +111,7 @@ func PairedTable(cells []PairedCell, trials int) string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "Paired verifications replayed from each pool (%d each, blocks drawn with replacement in verify's order, stopping where verify stops).\n", trials)
 	fmt.Fprintf(&sb, "caught: the share that failed on a regression (under an A/A condition, a false alarm; that rate follows the pool's chance lean and is biased up); target: the share that declared the lever's target regressed before stopping; declared: each metric's share.\n")
-	fmt.Fprintf(&sb, "independent: the pool's own verifications end to end, failed of run; lean (A/A): the pool's own joint test of all its blocks at once, how often exchangeable arms lean as far towards a slower candidate (below %.2f: one arm favoured).\n", LeanLevel)
+	fmt.Fprintf(&sb, "independent: the pool's own verifications end to end, failed of run; lean (A/A): the pool's own joint test of all its blocks at once, how often exchangeable arms lean as far towards a slower candidate on a metric the pool does not clear below its margin (below %.2f: one arm favoured).\n", LeanLevel)
 	fmt.Fprintf(&sb, "target: %.0f%% power at 1.25× a latency and 1.5× Karpenter's CPU or memory, at most %.0f%% false alarms.\n\n", 100*TargetPower, 100*TargetFalseAlarm)
 	sb.WriteString("| scenario | condition | lever | target | realized | caught | target | pairs | min | independent | lean | target met | declared | the pool's first pairs, tested once |\n")
 	sb.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
