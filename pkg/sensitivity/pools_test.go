@@ -83,8 +83,8 @@ func readPools(t *testing.T, path string) []Pool {
 }
 
 // TestCommittedFreshAAPools reads the A/A pools of docs/performance.md's
-// "Three more baselines": every run on a Karpenter just started, the
-// pinned build in both arms.
+// "Three more baselines" and "memory-heavy, spot-fallback and burst-1000":
+// every run on a Karpenter just started, the pinned build in both arms.
 func TestCommittedFreshAAPools(t *testing.T) {
 	l := &scenario.Loader{FixturesDir: "../../fixtures", GenericCatalog: "generic.json", ValidateFault: faults.Validate}
 	var got []string
@@ -100,6 +100,8 @@ func TestCommittedFreshAAPools(t *testing.T) {
 		"zone-spread: 1 of 1 failed, lean 0.05 (timing.nodeRegistration.p50 1.07× [1.02, 1.12])",
 		"aws-families: 0 of 1 failed, lean 0.94 (timing.podReady.p90 0.99× [0.89, 1.11])",
 		"zone-spread: 0 of 1 failed, lean 0.97 (timing.podStart.p50 1.03× [0.78, 1.36])",
+		"memory-heavy: 0 of 1 failed, lean 0.44 (timing.podReady.p90 1.07× [0.97, 1.17])",
+		"spot-fallback: 0 of 1 failed, lean 0.05 (timing.nodeClaimLaunch.p50 1.18× [1.04, 1.34])",
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("the committed fresh A/A pools read (-documented +now):\n%s", d)
