@@ -362,6 +362,19 @@ func (l *Local) keepLogs() (string, error) {
 	return dst, nil
 }
 
+// KeepLog copies every component's log out of the cluster's directory
+// (keepLogs), which a temporary cluster's teardown removes right after the
+// failure it reports, and returns where log, one of them, went; log itself
+// when the copy fails (supervise.LogKeeper: the supervisor calls it once
+// for each exit it records).
+func (l *Local) KeepLog(log string) string {
+	dst, err := l.keepLogs()
+	if err != nil || dst == "" {
+		return log
+	}
+	return filepath.Join(dst, filepath.Base(log))
+}
+
 // ExportLogs copies the logs of every component (Karpenter and the
 // control plane's processes) into dest, creating it, and returns how many
 // files it copied: a test keeps them after the cluster is brought down.

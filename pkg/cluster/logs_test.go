@@ -43,3 +43,31 @@ func TestExportLogsCopiesEveryComponentsLog(t *testing.T) {
 		}
 	}
 }
+
+// KeepLog copies the logs out of the cluster's directory and names the
+// copy of the one asked for: a temporary cluster is removed right after the
+// failure an incident reports, with its logs.
+func TestKeepLogOutlivesTheCluster(t *testing.T) {
+	root := t.TempDir()
+	l, err := NewLocal(WithName("kept"), WithWorkRoot(filepath.Join(root, "clusters")), WithToolchain(&toolchain.Toolchain{Root: root}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := filepath.Join(l.dir, "logs", "kube-scheduler.log")
+	if err := os.MkdirAll(filepath.Dir(live), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(live, []byte("lost its lease"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	kept := l.KeepLog(live)
+	if kept == live || !strings.HasPrefix(kept, filepath.Join(root, "failed")) {
+		t.Fatalf("kept log %s, want a copy under %s", kept, filepath.Join(root, "failed"))
+	}
+	if err := os.RemoveAll(l.dir); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(kept); err != nil || string(b) != "lost its lease" {
+		t.Fatalf("the kept copy after the cluster's directory is gone: %q, %v", b, err)
+	}
+}

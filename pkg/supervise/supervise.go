@@ -35,6 +35,15 @@ type Planner interface {
 	Planned(component string, pid int) bool
 }
 
+// LogKeeper is implemented by providers whose components' logs go with
+// the cluster (a temporary cluster is removed right after the failure it
+// reports). KeepLog copies log where it stays and returns the copy's path,
+// or log itself when it cannot; the watcher calls it once for each exit it
+// records, and the incident names what it returned.
+type LogKeeper interface {
+	KeepLog(log string) string
+}
+
 // Incident is one thing that went wrong with the environment.
 type Incident struct {
 	At        time.Time `json:"at"`
@@ -96,6 +105,7 @@ type component struct {
 type Watcher struct {
 	src     Source
 	planner Planner
+	keeper  LogKeeper
 	opts    options
 	now     func() time.Time
 
@@ -125,6 +135,7 @@ func Start(ctx context.Context, src Source, opts ...Option) (*Watcher, error) {
 	w := &Watcher{src: src, opts: o, now: time.Now, comps: map[string]*component{}, changed: make(chan struct{}),
 		done: make(chan struct{}), wake: make(chan struct{}, 1)}
 	w.planner, _ = src.(Planner)
+	w.keeper, _ = src.(LogKeeper)
 	w.ctx, w.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	if err := w.probe(ctx); err != nil {
 		w.cancel()
@@ -255,8 +266,15 @@ func (w *Watcher) probe(ctx context.Context) error {
 // probeMu held.
 func (w *Watcher) observe(now time.Time, cs cluster.ComponentStatus, blocked bool) {
 	w.mu.Lock()
-	incidents, recovered, wait := w.update(now, cs, blocked)
+	incidents, recovered, wait, exitLog := w.update(now, cs, blocked)
 	w.mu.Unlock()
+	if exitLog != "" && w.keeper != nil {
+		// Copied outside mu: the copy reads every component's log.
+		kept := w.keeper.KeepLog(exitLog)
+		for i := range incidents {
+			incidents[i].What = strings.Replace(incidents[i].What, exitLog, kept, 1)
+		}
+	}
 	if recovered {
 		w.opts.progress(fmt.Sprintf("environment: %s is healthy again", cs.Name))
 	}
@@ -269,9 +287,9 @@ func (w *Watcher) observe(now time.Time, cs cluster.ComponentStatus, blocked boo
 }
 
 // update is observe's bookkeeping, with mu held: the incidents the status
-// shows, whether a down component is healthy again, and a pid to start
-// waiting on (0: none).
-func (w *Watcher) update(now time.Time, cs cluster.ComponentStatus, blocked bool) (incidents []Incident, recovered bool, wait int) {
+// shows, whether a down component is healthy again, a pid to start
+// waiting on (0: none), and the log an exit incident names ("": none).
+func (w *Watcher) update(now time.Time, cs cluster.ComponentStatus, blocked bool) (incidents []Incident, recovered bool, wait int, exitLog string) {
 	c := w.comps[cs.Name]
 	first := c == nil
 	if first {
@@ -298,7 +316,7 @@ func (w *Watcher) update(now time.Time, cs cluster.ComponentStatus, blocked bool
 			c.down = true
 			what := fmt.Sprintf("exited (pid %d)", c.pid)
 			if cs.Log != "" {
-				what = fmt.Sprintf("exited (pid %d; its log: %s)", c.pid, cs.Log)
+				what, exitLog = fmt.Sprintf("exited (pid %d; its log: %s)", c.pid, cs.Log), cs.Log
 			}
 			add(what)
 		}
@@ -329,7 +347,7 @@ func (w *Watcher) update(now time.Time, cs cluster.ComponentStatus, blocked bool
 	if c.pid > 0 && c.waiting != c.pid && !c.down {
 		c.waiting, wait = c.pid, c.pid
 	}
-	return incidents, recovered, wait
+	return incidents, recovered, wait, exitLog
 }
 
 // waitFor wakes the loop as soon as pid exits, so the next probe records

@@ -301,3 +301,40 @@ func TestBlockedAtStartIsNotReported(t *testing.T) {
 		t.Errorf("incidents = %q", got)
 	}
 }
+
+// The local provider keeps its logs (a compile-time check).
+var _ LogKeeper = (*cluster.Local)(nil)
+
+// keeping is a script whose provider keeps logs under kept/.
+type keeping struct {
+	*script
+	kept []string
+}
+
+func (k *keeping) KeepLog(log string) string {
+	k.kept = append(k.kept, log)
+	return "kept/" + log
+}
+
+// An exit, however it shows (the process seen gone, or no pid at all as a
+// stopped Karpenter's status reads), names the log its provider kept, and
+// the log is kept once per exit, not at every probe.
+func TestAnExitNamesTheKeptLog(t *testing.T) {
+	for _, gone := range []cluster.ComponentStatus{
+		{Name: "karpenter", PID: 10, Exited: true, Log: "karpenter.log", Detail: "process 10 exited"},
+		{Name: "karpenter", PID: 0, Log: "karpenter.log", Detail: "not running"},
+	} {
+		src := &keeping{script: newScript(healthy("karpenter", 10))}
+		began := time.Now()
+		w := start(t, src)
+		src.set(gone)
+		w.Check(context.Background(), began)
+		w.Check(context.Background(), began)
+		if got := whats(w.Since(began)); got != "karpenter exited (pid 10; its log: kept/karpenter.log)" {
+			t.Errorf("pid %d: incidents = %q", gone.PID, got)
+		}
+		if len(src.kept) != 1 {
+			t.Errorf("pid %d: logs kept %d times, want once", gone.PID, len(src.kept))
+		}
+	}
+}

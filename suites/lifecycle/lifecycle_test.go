@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -168,8 +169,13 @@ var _ = Describe("nodeprint run", Label("suite:lifecycle"), func() {
 			Expect(res.Stdout+res.Stderr).NotTo(MatchRegexp(`L[123]-(infrastructure|orchestration|application)`), "no layer is blamed")
 			Expect(res.Stderr).To(ContainSubstring("the environment failed"))
 			if !kept {
-				// The run's cluster goes with it: nothing of it is left.
+				// The run's cluster goes with it: nothing of it is left but
+				// the log the error names, which must outlive it.
 				cli.ExpectNothingLeft(ctx, fmt.Sprintf("np-%d", res.PID), nil)
+				m := regexp.MustCompile(component + ` exited \(pid \d+; its log: ([^)]+)\)`).FindStringSubmatch(res.Stdout)
+				Expect(m).NotTo(BeNil(), "the error names %s's log; stdout:\n%s", component, res.Stdout)
+				DeferCleanup(os.RemoveAll, filepath.Dir(m[1]))
+				Expect(m[1]).To(BeAnExistingFile(), "the log the error names is gone with the cluster")
 				return
 			}
 			// The observer's informers came back with the API server:
