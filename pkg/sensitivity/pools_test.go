@@ -102,6 +102,9 @@ func TestCommittedFreshAAPools(t *testing.T) {
 		"zone-spread: 0 of 1 failed, lean 0.97 (timing.podStart.p50 1.03× [0.78, 1.36])",
 		"memory-heavy: 0 of 1 failed, lean 0.44 (timing.podReady.p90 1.07× [0.97, 1.17])",
 		"spot-fallback: 0 of 1 failed, lean 0.05 (timing.nodeClaimLaunch.p50 1.18× [1.04, 1.34])",
+		"burst-1000: 0 of 1 failed, lean 1.00 (timing.podStart.p50 1.00× [0.90, 1.12])",
+		"spot-fallback: 0 of 1 failed, lean 0.87 (timing.podStart.p50 1.06× [0.87, 1.31])",
+		"web-service: 0 of 1 failed, lean 0.98 (timing.nodeClaimLaunch.p50 0.99× [0.72, 1.36])",
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("the committed fresh A/A pools read (-documented +now):\n%s", d)
