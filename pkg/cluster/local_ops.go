@@ -182,13 +182,7 @@ func (l *Local) runKarpenter(ctx context.Context, st state) error {
 // keptKarpenterLog copies the cluster's logs where its teardown does not
 // remove them (keepLogs, as a failed start does) and names Karpenter's log
 // there; the live log when the copy fails.
-func (l *Local) keptKarpenterLog() string {
-	dst, err := l.keepLogs()
-	if err != nil || dst == "" {
-		return l.KarpenterLog()
-	}
-	return filepath.Join(dst, filepath.Base(l.KarpenterLog()))
-}
+func (l *Local) keptKarpenterLog() string { return l.KeepLog(l.KarpenterLog()) }
 
 // portsFreeTimeout bounds the wait for a stopped Karpenter's ports.
 const portsFreeTimeout = 30 * time.Second
