@@ -21,16 +21,12 @@ import (
 // condition joined. A change to the judge's test or to how a pool is read
 // shows here as a difference from the documented table.
 func TestCommittedAAPools(t *testing.T) {
-	l := &scenario.Loader{FixturesDir: "../../fixtures", GenericCatalog: "generic.json", ValidateFault: faults.Validate}
 	var got []string
 	for _, name := range []string{"web-service", "mixed-arch"} {
 		pools := readPools(t, fmt.Sprintf("../../fixtures/sensitivity/pools/2026-12-06-aa-%s.json.gz", name))
-		ss, err := l.LoadFiles(filepath.Join("../../fixtures/scenarios", name+".yaml"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		s := fixtureScenario(t, name)
 		for _, p := range slices.Concat(pools, PoolAA(pools)) {
-			got = append(got, fmt.Sprintf("%s, %s: %d blocks, %s", name, p.Condition.Name, len(p.Pairs), readAA(t, ss[0], p.Pairs)))
+			got = append(got, fmt.Sprintf("%s, %s: %d blocks, %s", name, p.Condition.Name, len(p.Pairs), readAA(t, s, p.Pairs)))
 		}
 	}
 	want := []string{
@@ -47,6 +43,17 @@ func TestCommittedAAPools(t *testing.T) {
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("the committed A/A pools read (-documented +now):\n%s", d)
 	}
+}
+
+// fixtureScenario loads the committed scenario fixtures/scenarios/<name>.yaml.
+func fixtureScenario(t *testing.T, name string) *scenario.Scenario {
+	t.Helper()
+	l := &scenario.Loader{FixturesDir: "../../fixtures", GenericCatalog: "generic.json", ValidateFault: faults.Validate}
+	ss, err := l.LoadFiles(filepath.Join("../../fixtures/scenarios", name+".yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ss[0]
 }
 
 // readAA is what the docs' A/A tables say of a pool: its independent
@@ -86,14 +93,9 @@ func readPools(t *testing.T, path string) []Pool {
 // "Three more baselines" and "memory-heavy, spot-fallback and burst-1000":
 // every run on a Karpenter just started, the pinned build in both arms.
 func TestCommittedFreshAAPools(t *testing.T) {
-	l := &scenario.Loader{FixturesDir: "../../fixtures", GenericCatalog: "generic.json", ValidateFault: faults.Validate}
 	var got []string
 	for _, p := range readPools(t, "../../fixtures/sensitivity/pools/2026-12-06-aa-fresh.json.gz") {
-		ss, err := l.LoadFiles(filepath.Join("../../fixtures/scenarios", p.Scenario+".yaml"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, fmt.Sprintf("%s: %s", p.Scenario, readAA(t, ss[0], p.Pairs)))
+		got = append(got, fmt.Sprintf("%s: %s", p.Scenario, readAA(t, fixtureScenario(t, p.Scenario), p.Pairs)))
 	}
 	want := []string{
 		"cpu-heavy: 0 of 1 failed, lean 0.99 (timing.podStart.p50 0.97× [0.74, 1.27])",
