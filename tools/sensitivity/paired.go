@@ -13,6 +13,7 @@ import (
 
 	"github.com/nodeprint/nodeprint/pkg/cluster"
 	"github.com/nodeprint/nodeprint/pkg/fingerprint"
+	"github.com/nodeprint/nodeprint/pkg/harness"
 	"github.com/nodeprint/nodeprint/pkg/repo"
 	"github.com/nodeprint/nodeprint/pkg/run"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
@@ -113,27 +114,69 @@ func buildLevers(ctx context.Context, tc *toolchain.Toolchain, out string, exps 
 	return builds, nil
 }
 
-// runPools runs every pool on one temporary cluster, writing the pools to
-// path after each.
+// poolAttempts bounds how often a pool is started on a fresh cluster
+// after its environment failed (see runPools).
+const poolAttempts = 2
+
+// stoppedPool is a pool whose environment failed part of the way: the
+// blocks it had, kept as evidence in stopped.json but not analysed (a
+// verification replayed from them would draw from fewer blocks than the
+// others).
+type stoppedPool struct {
+	sensitivity.Pool
+	Reason string `json:"reason"`
+}
+
+// runPools runs every pool on a temporary cluster, writing the pools to
+// path after each. A pool whose environment fails is kept in stopped.json
+// beside path and started over on a fresh cluster (see attemptPool); the
+// pools after it still run.
 func runPools(ctx context.Context, tc *toolchain.Toolchain, c config, exps []experiment, builds map[string]cluster.Build, path string) (pools []sensitivity.Pool, err error) {
-	h, err := newHarness(ctx, tc)
-	if err != nil {
-		return nil, err
+	var (
+		h       *harness.Harness
+		ref     *run.Runner
+		stopped []stoppedPool
+		failed  []string
+	)
+	closeHarness := func() error {
+		if h == nil {
+			return nil
+		}
+		cerr := h.Close(context.WithoutCancel(ctx))
+		h = nil
+		return cerr
 	}
-	defer func() { err = errors.Join(err, h.Close(context.WithoutCancel(ctx))) }()
-	ref, err := h.BuildRunner(cluster.ToolchainBuild(tc))
-	if err != nil {
-		return nil, err
+	defer func() { err = errors.Join(err, closeHarness()) }()
+	keep := func(sp stoppedPool) error {
+		stopped = append(stopped, sp)
+		if err := writeJSON(filepath.Join(filepath.Dir(path), "stopped.json"), stopped); err != nil {
+			return err
+		}
+		return closeHarness()
 	}
 	for _, e := range exps {
 		for _, cd := range e.conditions {
-			cand, err := h.BuildRunner(builds[cd.Lever.Name()])
+			p, ok, err := attemptPool(ctx, poolAttempts, func() (sensitivity.Pool, error) {
+				if h == nil {
+					if h, err = newHarness(ctx, tc); err != nil {
+						return sensitivity.Pool{}, err
+					}
+					if ref, err = h.BuildRunner(cluster.ToolchainBuild(tc)); err != nil {
+						return sensitivity.Pool{}, err
+					}
+				}
+				cand, err := h.BuildRunner(builds[cd.Lever.Name()])
+				if err != nil {
+					return sensitivity.Pool{}, err
+				}
+				return runPool(ctx, e.s, cd, ref, cand, c.pairs)
+			}, keep)
 			if err != nil {
 				return nil, err
 			}
-			p, err := runPool(ctx, e.s, cd, ref, cand, c.pairs)
-			if err != nil {
-				return nil, err
+			if !ok {
+				failed = append(failed, fmt.Sprintf("%s, %s", e.s.Metadata.Name, cd.Name))
+				continue
 			}
 			pools = append(pools, p)
 			if err := writeJSON(path, pools); err != nil {
@@ -141,7 +184,31 @@ func runPools(ctx context.Context, tc *toolchain.Toolchain, c config, exps []exp
 			}
 		}
 	}
+	if len(failed) > 0 {
+		logf("not measured, their environment failed %d times each (stopped.json): %s", poolAttempts, strings.Join(failed, "; "))
+	}
 	return pools, nil
+}
+
+// attemptPool runs a pool up to attempts times. When a run's environment
+// fails (a component died or restarted: run.EnvironmentError), what the
+// pool had is handed to keep, which also drops the cluster, and the pool
+// starts over; after the last attempt ok is false and the error is only in
+// what keep was given. Any other error, or one after ctx ended, is
+// returned.
+func attemptPool(ctx context.Context, attempts int, pool func() (sensitivity.Pool, error), keep func(stoppedPool) error) (p sensitivity.Pool, ok bool, err error) {
+	for attempt := 1; attempt <= attempts; attempt++ {
+		p, err = pool()
+		var env *run.EnvironmentError
+		if err == nil || !errors.As(err, &env) || ctx.Err() != nil {
+			return p, err == nil, err
+		}
+		logf("%v: attempt %d of %d stopped; its %d blocks are kept in stopped.json and its cluster dropped", err, attempt, attempts, len(p.Pairs))
+		if err := keep(stoppedPool{Pool: p, Reason: err.Error()}); err != nil {
+			return p, false, err
+		}
+	}
+	return sensitivity.Pool{}, false, nil
 }
 
 // runPool runs n blocks in verify's order, with one core kept busy for the
