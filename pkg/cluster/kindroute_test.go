@@ -149,7 +149,7 @@ func TestKindScheduler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"podMaxBackoffSeconds: 1", "qps: 5000", "kubeconfig: /etc/kubernetes/scheduler.conf"} {
+	for _, want := range []string{"podMaxBackoffSeconds: 1", "qps: 5000", "leaderElect: false", "kubeconfig: /etc/kubernetes/scheduler.conf"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("scheduler configuration lacks %q:\n%s", want, b)
 		}

@@ -48,7 +48,18 @@ type extraArg struct {
 // both ("Failed getting complete Pod metric", "Scrape finished … podCount"),
 // a few lines every 15 s. A runbook command that never gets metrics quotes
 // them (suites' metrics diagnosis).
-var componentsPatches = []componentPatch{{Name: "metrics-server", ExtraArgs: []extraArg{{Key: "v", Value: "1"}}}}
+//
+// kube-controller-manager runs without leader election, as the scheduler
+// does (schedulerConfig) and Karpenter does (DISABLE_LEADER_ELECTION): with
+// one instance of each there is nobody to hand over to, and a component
+// that cannot renew its lease within 10 s exits ("leaderelection lost").
+// An API server that stalls that long (measured: 13 s while the run before
+// removed its 1,000 pods) then takes two components down with it, and the
+// run is inconclusive for the environment although nothing failed for good.
+var componentsPatches = []componentPatch{
+	{Name: "metrics-server", ExtraArgs: []extraArg{{Key: "v", Value: "1"}}},
+	{Name: "kube-controller-manager", ExtraArgs: []extraArg{{Key: "leader-elect", Value: "false"}}},
+}
 
 type kwokctlOptions struct {
 	Runtime                     string   `json:"runtime"`
@@ -84,7 +95,8 @@ var dynamicKinds = []string{"Stage", "ResourceUsage", "ClusterResourceUsage", "M
 // p50 3.6-5.9 s over 15 runs of web-service). Capped, pod-ready measures
 // Karpenter, not where a pod was in the scheduler's retry schedule. QPS
 // limits are off as kwokctl's flags set them: with a configuration file
-// the scheduler ignores those flags.
+// the scheduler ignores those flags. Leader election is off (see
+// componentsPatches).
 const schedulerConfig = `apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
 podInitialBackoffSeconds: 1
@@ -92,6 +104,8 @@ podMaxBackoffSeconds: 1
 clientConnection:
   qps: 5000
   burst: 10000
+leaderElection:
+  leaderElect: false
 `
 
 // writeKwokctlConfig writes the configuration kwokctl starts the control

@@ -63,6 +63,36 @@ var _ = Describe("nodeprint cluster", Label("suite:lifecycle"), func() {
 		cli.ExpectRun(ctx, 3, "cluster", "status", "--name", a)
 	}, SpecTimeout(5*time.Minute))
 
+	// A one-instance control plane has nobody to hand a lease over to: a
+	// component that lost it would exit and end every run after it as an
+	// environment failure. The stall outlasts the scheduler's and the
+	// controller-manager's renew deadline (10 s) and lease (15 s).
+	It("keeps every component running through an API server that stalls longer than a leader-election lease", func(ctx SpecContext) {
+		name := fmt.Sprintf("lc-stall-%d", os.Getpid())
+		DeferCleanup(cli.Run, "cluster", "down", "--name", name, NodeTimeout(2*time.Minute))
+		cli.ExpectRun(ctx, 0, "cluster", "up", "--name", name)
+		others := []string{"etcd", "kube-controller-manager", "kube-scheduler", "kwok-controller", "metrics-server", "karpenter"}
+		pids := map[string]int{}
+		for _, c := range others {
+			pids[c] = cli.ExpectComponentPID(ctx, name, c)
+		}
+		api := cli.ExpectComponentPID(ctx, name, "kube-apiserver")
+		By("stopping kube-apiserver for 25 s")
+		Expect(syscall.Kill(api, syscall.SIGSTOP)).To(Succeed())
+		DeferCleanup(syscall.Kill, api, syscall.SIGCONT)
+		select {
+		case <-ctx.Done():
+			Fail("interrupted while the API server was stopped")
+		case <-time.After(25 * time.Second):
+		}
+		Expect(syscall.Kill(api, syscall.SIGCONT)).To(Succeed())
+		Eventually(func() int { return cli.Run(ctx, "cluster", "status", "--name", name).Code }).WithContext(ctx).
+			WithTimeout(time.Minute).WithPolling(2*time.Second).Should(Equal(0), "every component healthy again")
+		for _, c := range others {
+			Expect(cli.ExpectComponentPID(ctx, name, c)).To(Equal(pids[c]), "%s is the process it was before the stall", c)
+		}
+	}, SpecTimeout(5*time.Minute))
+
 	DescribeTable("an interrupted up leaves no process behind",
 		func(ctx SpecContext, sig syscall.Signal, after string) {
 			name := fmt.Sprintf("lc-int-%d", os.Getpid())
