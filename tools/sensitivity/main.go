@@ -64,6 +64,7 @@ type config struct {
 	pairs      int
 	maxPairs   int
 	conditions []string
+	pilot      int
 }
 
 func main() { os.Exit(mainErr()) }
@@ -105,6 +106,7 @@ func parseFlags(args []string) (config, error) {
 	method := fs.String("method", "paired", "paired (verification against another build, run interleaved) or recorded (against a baseline's recorded runs)")
 	fs.IntVar(&c.pairs, "pairs", 20, "-method paired: blocks per pool (scenario and condition)")
 	fs.IntVar(&c.maxPairs, "max-pairs", verify.DefaultMaxPairs, "-method paired: the cap of each replayed verification, as verify --max-pairs")
+	fs.IntVar(&c.pilot, "pilot", 3, "-method paired: reference runs on this machine that size the levers' delays and memory before they are built (0: size them from the committed baseline)")
 	conds := fs.String("conditions", strings.Join(sensitivity.DefaultConditions, ","), "-method paired: unchanged, loaded (A/A with one core busy), and launch, decide, cpu or memory with a factor (launch:1.25)")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -136,6 +138,9 @@ func parseFlags(args []string) (config, error) {
 			if err := sensitivity.CheckCondition(spec); err != nil {
 				return c, fmt.Errorf("-conditions: %w", err)
 			}
+		}
+		if c.pilot < 0 || c.pilot == 1 {
+			return c, fmt.Errorf("-pilot %d: want 0 (size from the baseline) or at least 2 runs", c.pilot)
 		}
 		if c.pairs < 8 || verify.CheckMaxPairs("-max-pairs", c.maxPairs) != nil {
 			return c, fmt.Errorf("-pairs %d, -max-pairs %d: want at least 8 blocks per pool and a cap of 1 to %d", c.pairs, c.maxPairs, verify.MaxPairsLimit)

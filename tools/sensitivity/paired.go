@@ -25,6 +25,7 @@ import (
 // experiment is one scenario's conditions, their builds resolved.
 type experiment struct {
 	s          *scenario.Scenario
+	specs      []string
 	conditions []sensitivity.Condition
 }
 
@@ -42,6 +43,9 @@ func measurePaired(ctx context.Context, c config, tc *toolchain.Toolchain, ss ma
 	}
 	exps, err := plan(tc, c, ss)
 	if err != nil {
+		return err
+	}
+	if exps, err = pilot(ctx, tc, c.pilot, exps); err != nil {
 		return err
 	}
 	builds, err := buildLevers(ctx, tc, c.out, exps)
@@ -65,7 +69,7 @@ func plan(tc *toolchain.Toolchain, c config, ss map[string]*scenario.Scenario) (
 		if err != nil {
 			return nil, fmt.Errorf("the delays are sized from the scenario's baseline: %w", err)
 		}
-		e := experiment{s: s}
+		e := experiment{s: s, specs: c.conditions}
 		for _, spec := range c.conditions {
 			cd, err := sensitivity.ParseCondition(spec, b)
 			if err != nil {
@@ -74,6 +78,79 @@ func plan(tc *toolchain.Toolchain, c config, ss map[string]*scenario.Scenario) (
 			e.conditions = append(e.conditions, cd)
 		}
 		out = append(out, e)
+	}
+	return out, nil
+}
+
+// pilot sizes the levers from n runs of the reference arm on this
+// machine, on a temporary cluster of their own, for every experiment with
+// a lever sized from a median (launch, decide, memory). Sized from the
+// committed baseline, a lever realizes the factor only on a machine as
+// fast as the one that recorded it: a launch delay for 1.25× of the
+// baseline's NodeClaim-ready realized 1.15×–1.19× here, where the
+// reference arm was slower. n = 0 keeps the baseline's sizing.
+func pilot(ctx context.Context, tc *toolchain.Toolchain, n int, exps []experiment) (out []experiment, err error) {
+	if n == 0 || !slices.ContainsFunc(exps, sizedByMedian) {
+		return exps, nil
+	}
+	h, err := newHarness(ctx, tc)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { err = errors.Join(err, h.Close(context.WithoutCancel(ctx))) }()
+	ref, err := h.BuildRunner(cluster.ToolchainBuild(tc))
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range exps {
+		if !sizedByMedian(e) {
+			out = append(out, e)
+			continue
+		}
+		var fps []*fingerprint.Fingerprint
+		for i := range n {
+			res, err := ref.Run(ctx, e.s)
+			if err != nil {
+				return nil, fmt.Errorf("%s: pilot run %d of %d: %w", e.s.Metadata.Name, i+1, n, err)
+			}
+			fps = append(fps, res.Fingerprint)
+		}
+		sized, err := resize(e, fps)
+		if err != nil {
+			return nil, err
+		}
+		for i, cd := range sized.conditions {
+			if cd.Lever != e.conditions[i].Lever {
+				logf("%s, %s: sized from %d reference runs here: %s (from the baseline: %s)", e.s.Metadata.Name, cd.Name, n, cd.Lever.Name(), e.conditions[i].Lever.Name())
+			}
+		}
+		out = append(out, sized)
+	}
+	return out, nil
+}
+
+// sizedByMedian: e has a condition whose lever is sized from a median of
+// the runs (every lever but CPU's factor).
+func sizedByMedian(e experiment) bool {
+	return slices.ContainsFunc(e.conditions, func(cd sensitivity.Condition) bool {
+		l := cd.Lever
+		return l.LaunchDelay > 0 || l.DecisionDelay > 0 || l.MemoryMiB > 0
+	})
+}
+
+// resize parses e's conditions again against a baseline of the pilot runs.
+func resize(e experiment, fps []*fingerprint.Fingerprint) (experiment, error) {
+	b, err := fingerprint.NewBaseline(e.s.Metadata.Name, fingerprint.Provenance{}, fps)
+	if err != nil {
+		return e, fmt.Errorf("%s: the pilot runs do not make a baseline: %w", e.s.Metadata.Name, err)
+	}
+	out := experiment{s: e.s, specs: e.specs}
+	for _, spec := range e.specs {
+		cd, err := sensitivity.ParseCondition(spec, b)
+		if err != nil {
+			return e, fmt.Errorf("%s: sizing %s from the pilot runs: %w", e.s.Metadata.Name, spec, err)
+		}
+		out.conditions = append(out.conditions, cd)
 	}
 	return out, nil
 }

@@ -5,10 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/nodeprint/nodeprint/pkg/fingerprint"
 	"github.com/nodeprint/nodeprint/pkg/run"
+	"github.com/nodeprint/nodeprint/pkg/scenario"
 	"github.com/nodeprint/nodeprint/pkg/sensitivity"
 )
 
@@ -65,5 +68,44 @@ func TestAttemptPoolStartsAPoolOverWhenItsEnvironmentFails(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A lever sized from the pilot runs slows this machine's reference by the
+// factor, whatever the baseline's machine read.
+func TestResizeSizesTheLeversFromThePilotRuns(t *testing.T) {
+	base := &fingerprint.Baseline{Timing: fingerprint.BaselineTiming{
+		PodReadyP50:       fingerprint.Samples{Values: []float64{2}},
+		NodeClaimReadyP50: fingerprint.Samples{Values: []float64{2}},
+	}}
+	specs := []string{"unchanged", "launch:1.25", "decide:1.5"}
+	e := experiment{s: &scenario.Scenario{}, specs: specs}
+	for _, spec := range specs {
+		cd, err := sensitivity.ParseCondition(spec, base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e.conditions = append(e.conditions, cd)
+	}
+	var fps []*fingerprint.Fingerprint
+	for _, v := range []float64{3.8, 4, 4.4} {
+		fp := &fingerprint.Fingerprint{}
+		fp.Timing.NodeClaimReady.P50, fp.Timing.PodReady.P50 = v, v/2
+		fps = append(fps, fp)
+	}
+	got, err := resize(e, fps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []sensitivity.Lever{{}, {LaunchDelay: time.Second}, {DecisionDelay: time.Second}}
+	var levers []sensitivity.Lever
+	for _, cd := range got.conditions {
+		levers = append(levers, cd.Lever)
+	}
+	if diff := cmp.Diff(want, levers); diff != "" {
+		t.Errorf("levers (-want +got):\n%s", diff)
+	}
+	if !sizedByMedian(e) || sizedByMedian(experiment{conditions: e.conditions[:1]}) {
+		t.Error("sizedByMedian: want true for a launch lever, false for the A/A condition alone")
 	}
 }
