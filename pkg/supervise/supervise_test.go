@@ -302,8 +302,14 @@ func TestBlockedAtStartIsNotReported(t *testing.T) {
 	}
 }
 
-// The local provider keeps its logs (a compile-time check).
-var _ LogKeeper = (*cluster.Local)(nil)
+// The local and the kind provider keep their logs (a compile-time check):
+// kind's are the out-of-cluster processes' (KWOK's controller, Karpenter
+// unless it runs from its chart), in the same directory as the local
+// provider's; the control plane's stay in the node's container.
+var (
+	_ LogKeeper = (*cluster.Local)(nil)
+	_ LogKeeper = (*cluster.KindCluster)(nil)
+)
 
 // keeping is a script whose provider keeps logs under kept/.
 type keeping struct {
