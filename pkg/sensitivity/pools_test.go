@@ -107,6 +107,7 @@ func TestCommittedFreshAAPools(t *testing.T) {
 		"burst-1000: 0 of 1 failed, lean 1.00 (timing.podStart.p50 1.00× [0.90, 1.12])",
 		"spot-fallback: 0 of 1 failed, lean 0.87 (timing.podStart.p50 1.06× [0.87, 1.31])",
 		"web-service: 0 of 1 failed, lean 0.98 (timing.nodeClaimLaunch.p50 0.99× [0.72, 1.36])",
+		"burst-1000: 0 of 0 failed, lean 0.85 (timing.nodeClaimLaunch.p50 1.07× [0.80, 1.45])",
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("the committed fresh A/A pools read (-documented +now):\n%s", d)
