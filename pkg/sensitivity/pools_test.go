@@ -113,3 +113,25 @@ func TestCommittedFreshAAPools(t *testing.T) {
 		t.Errorf("the committed fresh A/A pools read (-documented +now):\n%s", d)
 	}
 }
+
+// burst-1000's decision lever has no whole pool: both attempts stopped at
+// block 10 on an API server that did not answer (docs/performance.md,
+// "fifth"). The blocks they kept, replayed together as make sensitivity
+// -analyze reads them, are what the docs and README report.
+func TestCommittedBurstDecisionBlocks(t *testing.T) {
+	stopped := readPools(t, "../../fixtures/sensitivity/pools/2026-12-06-burst-1000-decide-stopped.json.gz")
+	if len(stopped) != 2 {
+		t.Fatalf("%d stopped pools, want 2", len(stopped))
+	}
+	pool := stopped[0]
+	pool.Pairs = append(append([]Pair(nil), stopped[0].Pairs...), stopped[1].Pairs...)
+	cell, err := ReplayPaired(fixtureScenario(t, "burst-1000"), pool, PairedOptions{Trials: 500, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fmt.Sprintf("%d blocks, realized ×%.2f, caught %.1f%%, on the target %.1f%%, %.1f pairs", len(pool.Pairs), cell.Realized, 100*cell.Failed, 100*cell.Power, cell.MeanPairs)
+	want := "18 blocks, realized ×1.24, caught 100.0%, on the target 96.8%, 11.1 pairs"
+	if got != want {
+		t.Errorf("the committed blocks read %q, documented %q", got, want)
+	}
+}
