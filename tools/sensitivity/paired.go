@@ -25,7 +25,6 @@ import (
 // experiment is one scenario's conditions, their builds resolved.
 type experiment struct {
 	s          *scenario.Scenario
-	specs      []string
 	conditions []sensitivity.Condition
 }
 
@@ -45,7 +44,7 @@ func measurePaired(ctx context.Context, c config, tc *toolchain.Toolchain, ss ma
 	if err != nil {
 		return err
 	}
-	if exps, err = pilot(ctx, tc, c.pilot, exps); err != nil {
+	if exps, err = pilot(ctx, tc, c.pilot, c.conditions, exps); err != nil {
 		return err
 	}
 	builds, err := buildLevers(ctx, tc, c.out, exps)
@@ -69,15 +68,24 @@ func plan(tc *toolchain.Toolchain, c config, ss map[string]*scenario.Scenario) (
 		if err != nil {
 			return nil, fmt.Errorf("the delays are sized from the scenario's baseline: %w", err)
 		}
-		e := experiment{s: s, specs: c.conditions}
-		for _, spec := range c.conditions {
-			cd, err := sensitivity.ParseCondition(spec, b)
-			if err != nil {
-				return nil, fmt.Errorf("-conditions: %s: %w", path, err)
-			}
-			e.conditions = append(e.conditions, cd)
+		cds, err := sizeConditions(c.conditions, b)
+		if err != nil {
+			return nil, fmt.Errorf("-conditions: %s: %w", path, err)
 		}
-		out = append(out, e)
+		out = append(out, experiment{s: s, conditions: cds})
+	}
+	return out, nil
+}
+
+// sizeConditions parses the condition specs, sizing their levers from b.
+func sizeConditions(specs []string, b *fingerprint.Baseline) ([]sensitivity.Condition, error) {
+	var out []sensitivity.Condition
+	for _, spec := range specs {
+		cd, err := sensitivity.ParseCondition(spec, b)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, cd)
 	}
 	return out, nil
 }
@@ -90,7 +98,7 @@ func plan(tc *toolchain.Toolchain, c config, ss map[string]*scenario.Scenario) (
 // NodeClaim-ready ×1.15 sized so, ×1.20 sized here; the rest of the
 // shortfall is not the machine's, see docs/performance.md). n = 0 keeps
 // the baseline's sizing.
-func pilot(ctx context.Context, tc *toolchain.Toolchain, n int, exps []experiment) (out []experiment, err error) {
+func pilot(ctx context.Context, tc *toolchain.Toolchain, n int, specs []string, exps []experiment) (out []experiment, err error) {
 	if n == 0 || !slices.ContainsFunc(exps, sizedByMedian) {
 		return exps, nil
 	}
@@ -116,7 +124,7 @@ func pilot(ctx context.Context, tc *toolchain.Toolchain, n int, exps []experimen
 			}
 			fps = append(fps, res.Fingerprint)
 		}
-		sized, err := resize(e, fps)
+		sized, err := resize(e, specs, fps)
 		if err != nil {
 			return nil, err
 		}
@@ -139,21 +147,18 @@ func sizedByMedian(e experiment) bool {
 	})
 }
 
-// resize parses e's conditions again against a baseline of the pilot runs.
-func resize(e experiment, fps []*fingerprint.Fingerprint) (experiment, error) {
+// resize parses e's condition specs again against a baseline of the pilot
+// runs.
+func resize(e experiment, specs []string, fps []*fingerprint.Fingerprint) (experiment, error) {
 	b, err := fingerprint.NewBaseline(e.s.Metadata.Name, fingerprint.Provenance{}, fps)
 	if err != nil {
 		return e, fmt.Errorf("%s: the pilot runs do not make a baseline: %w", e.s.Metadata.Name, err)
 	}
-	out := experiment{s: e.s, specs: e.specs}
-	for _, spec := range e.specs {
-		cd, err := sensitivity.ParseCondition(spec, b)
-		if err != nil {
-			return e, fmt.Errorf("%s: sizing %s from the pilot runs: %w", e.s.Metadata.Name, spec, err)
-		}
-		out.conditions = append(out.conditions, cd)
+	cds, err := sizeConditions(specs, b)
+	if err != nil {
+		return e, fmt.Errorf("%s: sizing from the pilot runs: %w", e.s.Metadata.Name, err)
 	}
-	return out, nil
+	return experiment{s: e.s, conditions: cds}, nil
 }
 
 // buildLevers builds every lever the experiments need, before any run: a
@@ -236,6 +241,7 @@ func runPools(ctx context.Context, tc *toolchain.Toolchain, c config, exps []exp
 		for _, cd := range e.conditions {
 			p, ok, err := attemptPool(ctx, poolAttempts, func() (sensitivity.Pool, error) {
 				if h == nil {
+					var err error // not runPools' own: a failed attempt returns it through attemptPool
 					if h, err = newHarness(ctx, tc); err != nil {
 						return sensitivity.Pool{}, err
 					}

@@ -79,21 +79,18 @@ func TestResizeSizesTheLeversFromThePilotRuns(t *testing.T) {
 		NodeClaimReadyP50: fingerprint.Samples{Values: []float64{2}},
 	}}
 	specs := []string{"unchanged", "launch:1.25", "decide:1.5"}
-	e := experiment{s: &scenario.Scenario{}, specs: specs}
-	for _, spec := range specs {
-		cd, err := sensitivity.ParseCondition(spec, base)
-		if err != nil {
-			t.Fatal(err)
-		}
-		e.conditions = append(e.conditions, cd)
+	cds, err := sizeConditions(specs, base)
+	if err != nil {
+		t.Fatal(err)
 	}
+	e := experiment{s: &scenario.Scenario{}, conditions: cds}
 	var fps []*fingerprint.Fingerprint
 	for _, v := range []float64{3.8, 4, 4.4} {
 		fp := &fingerprint.Fingerprint{}
 		fp.Timing.NodeClaimReady.P50, fp.Timing.PodReady.P50 = v, v/2
 		fps = append(fps, fp)
 	}
-	got, err := resize(e, fps)
+	got, err := resize(e, specs, fps)
 	if err != nil {
 		t.Fatal(err)
 	}
