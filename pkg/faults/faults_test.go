@@ -53,7 +53,7 @@ func validate(f *scenario.Fault) []string {
 
 func TestCatalogIsComplete(t *testing.T) {
 	want := []string{"apiserver-degraded", "capacity-shortage", "consolidation-churn", "cpu-spike", "crash-loop", "do-not-disrupt", "image-pull-failure",
-		"memory-leak", "missing-nodeclass", "node-finalizer", "node-not-ready", "nodepool-limits", "nodepool-mismatch", "oversized-requests", "pdb-blocks-eviction", "registration-blocked", "slow-boot"}
+		"memory-leak", "missing-nodeclass", "node-finalizer", "node-not-ready", "nodepool-limits", "nodepool-mismatch", "oversized-requests", "pdb-blocks-eviction", "registration-blocked", "slow-boot", "termination-refused"}
 	var got []string
 	for _, d := range Catalog() {
 		got = append(got, d.Name)

@@ -3,7 +3,6 @@ package faults
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
@@ -84,6 +83,21 @@ func init() {
 				return []client.Object{st}, err
 			}
 			return n, nil
+		},
+	})
+	register(&Definition{
+		Name: "termination-refused", Layer: L1,
+		Summary: "The cloud refuses to terminate the run's instances (as EC2 does for an instance with termination protection, or a role without " +
+			"ec2:TerminateInstances): a ValidatingAdmissionPolicy denies the second deletion of a NodeClaim of the run, the KWOK provider's " +
+			"instance termination, so a node Karpenter deletes and drains stays, held by Karpenter's own finalizer (needs a scenario with scaleIn).",
+		new: func(v Values, t *Target) (Injector, error) {
+			def, _ := Lookup("termination-refused")
+			if err := needScaleIn(t, "a cloud that does not terminate instances only shows", "empty, drift or expire nodes"); err != nil {
+				return nil, err
+			}
+			f := &terminationRefused{base: base{def, v, t}}
+			f.stages = stages{b: &f.base}
+			return f, nil
 		},
 	})
 	register(&Definition{
@@ -265,17 +279,9 @@ func (r *registration) Inject(ctx context.Context) error {
 	if err := r.create(ctx, vap, binding); err != nil {
 		return err
 	}
-	// The API server compiles and starts enforcing a policy asynchronously:
-	// wait until a dry-run Node of the run is rejected.
+	// A dry-run Node of the run is rejected once the policy is enforced.
 	probe := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: r.t.Run + "-probe", Labels: map[string]string{"karpenter.sh/nodepool": r.t.Run}}}
-	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
-		err := r.t.Client.Create(ctx, probe.DeepCopy(), client.DryRunAll)
-		return err != nil && strings.Contains(err.Error(), "registration-blocked"), nil
-	})
-	if err != nil {
-		return fmt.Errorf("ValidatingAdmissionPolicy %s was not enforced within 30s (a dry-run Node of the run was still admitted): %w", name, err)
-	}
-	return nil
+	return awaitPolicy(ctx, r.t.Client, name, probe, true)
 }
 
 // MinObserve outlasts the classifier's registration timeout, after which a

@@ -13,6 +13,7 @@ var summaryZh = map[string]string{
 	"do-not-disrupt":       "工作负载的新版本为其 Pod 加上 karpenter.sh/do-not-disrupt 注解：Karpenter 不得主动中断这些 Pod 所在的节点，缩容中对这些节点的漂移、整合或过期因此一直等待（需要带 scaleIn 的场景）。",
 	"pdb-blocks-eviction":  "工作负载的新版本带来一个不允许任何驱逐的 PodDisruptionBudget（maxUnavailable 为 0，取代场景中的预算）：Karpenter 不得主动中断其 Pod 所在的节点，缩容中对这些节点的漂移、整合或过期因此一直等待（需要带 scaleIn 的场景）。",
 	"registration-blocked": "一条 ValidatingAdmissionPolicy 拒绝本次运行的 Node 对象，已 Launched 的 NodeClaim 因此永远无法注册。",
+	"termination-refused":  "云厂商拒绝终止本次运行的实例（如 EC2 对开启了终止保护的实例，或对缺少 ec2:TerminateInstances 权限的角色）：一条 ValidatingAdmissionPolicy 拒绝对本次运行 NodeClaim 的第二次删除，即 KWOK provider 终止实例的操作，因此 Karpenter 删除并排空的节点一直保留，被 Karpenter 自己的 finalizer 扣住（需要带 scaleIn 的场景）。",
 	"slow-boot":            "实例启动缓慢：本次运行的 KWOKNodeClass 被设置了很大的 nodeRegistrationDelay。",
 	"nodepool-mismatch":    "NodePool 新增的一条约束排除了所有能容纳 Pod 的实例，尽管实例目录中存在这样的实例。",
 	"nodepool-limits":      "NodePool 的 limits 低于工作负载的需求：Karpenter 达到上限后停止扩容，其余 Pod 一直 Pending。",
