@@ -142,7 +142,7 @@ func touchDeleting(ctx context.Context, c client.Client, sel client.MatchingLabe
 			continue
 		}
 		if err := c.Patch(ctx, o, patch); client.IgnoreNotFound(err) != nil {
-			return fmt.Errorf("failed to touch %s %s after restoring the fault: %w", o.GetObjectKind().GroupVersionKind().Kind, o.GetName(), err)
+			return fmt.Errorf("failed to touch %T %s after restoring the fault: %w", o, o.GetName(), err)
 		}
 	}
 	return nil
