@@ -258,3 +258,20 @@ func TestDisruptionBudgetOfTheNodePoolAsItWasThen(t *testing.T) {
 		}
 	}
 }
+
+// A scale-in that did not settle ran for its whole timeout: its ending
+// must not read as if it had ended at its last change.
+func TestDisruptionEndingSaysWhenTheLastChangeCameForOneThatDidNotSettle(t *testing.T) {
+	for _, c := range []struct {
+		d    Disruption
+		want string
+	}{
+		{Disruption{Outcome: observe.Settled, SteadyAfter: 74}, "settled after 74 s"},
+		{Disruption{Outcome: observe.TimedOut, SteadyAfter: 18}, "timed-out; the last change at 18 s"},
+		{Disruption{Outcome: observe.Stalled, SteadyAfter: 30.4}, "stalled; the last change at 30 s"},
+	} {
+		if diff := cmp.Diff(c.want, c.d.Ending()); diff != "" {
+			t.Errorf("Ending() of %s (-want +got):\n%s", c.d.Outcome, diff)
+		}
+	}
+}

@@ -450,8 +450,8 @@ func (s *Scenario) ScaleInLines() []string {
 	if len(counted) > 0 {
 		byReason += " (Karpenter's count: " + strings.Join(counted, ", ") + ")"
 	}
-	out := []string{fmt.Sprintf("scale-in %s after %.0f s: %d → %d node(s), $%.4f → $%.4f/h; removed by reason: %s; %d replacement(s), %d pod(s) evicted, at most %d node(s) disrupting at once",
-		d.Outcome, d.SteadyAfter, d.Before.Nodes, d.After.Nodes, d.Before.HourlyCost, d.After.HourlyCost, byReason, d.Replacements, d.Evicted, d.MaxDisrupting)}
+	out := []string{fmt.Sprintf("scale-in %s: %d → %d node(s), $%.4f → $%.4f/h; removed by reason: %s; %d replacement(s), %d pod(s) evicted, at most %d node(s) disrupting at once",
+		d.Ending(), d.Before.Nodes, d.After.Nodes, d.Before.HourlyCost, d.After.HourlyCost, byReason, d.Replacements, d.Evicted, d.MaxDisrupting)}
 	for _, x := range d.Decisions {
 		line := fmt.Sprintf("  at %.0f s%s: %s %s of %d node(s) [%s]", x.At, stepOf(x, len(d.Steps)), x.Kind, x.Reason, len(x.Nodes), strings.Join(x.Nodes, ", "))
 		if len(x.Replacements) > 0 {

@@ -57,7 +57,7 @@ func (r *Runner) scaleIn(ctx context.Context, a *attempt, res *Result) error {
 	}
 	// Stall at least Quiet: pods that stay as they are while Karpenter has
 	// not yet noticed a lost instance must not end the wait before Quiet.
-	outcome := a.ob.WaitSettled(a.actx, observe.Settle{
+	a.ob.WaitSettled(a.actx, observe.Settle{
 		Quiet: si.Settle.Quiet.Duration, Stall: max(a.s.Spec.Settle.Stall.Duration, si.Settle.Quiet.Duration), Timeout: max(si.Settle.Timeout.Duration-time.Since(start), time.Second),
 		UntilGone: true,
 		Progress:  func(msg string) { r.progress("run " + a.id + ": scale-in: " + msg) },
@@ -76,8 +76,8 @@ func (r *Runner) scaleIn(ctx context.Context, a *attempt, res *Result) error {
 		}
 	}
 	res.Fingerprint.Disruption = d
-	r.progress(fmt.Sprintf("run %s: scale-in %s after %.0f s: %d → %d node(s), $%.4f → $%.4f/h, %d decision(s)",
-		a.id, outcome, d.SteadyAfter, d.Before.Nodes, d.After.Nodes, d.Before.HourlyCost, d.After.HourlyCost, len(d.Decisions)))
+	r.progress(fmt.Sprintf("run %s: scale-in %s: %d → %d node(s), $%.4f → $%.4f/h, %d decision(s)",
+		a.id, d.Ending(), d.Before.Nodes, d.After.Nodes, d.Before.HourlyCost, d.After.HourlyCost, len(d.Decisions)))
 	return nil
 }
 
