@@ -135,3 +135,22 @@ func TestCommittedBurstDecisionBlocks(t *testing.T) {
 		t.Errorf("the committed blocks read %q, documented %q", got, want)
 	}
 }
+
+// burst-1000's decision lever as one whole pool: twelve blocks on one
+// cluster of a fresh machine, no stall (docs/performance.md, "sixth").
+// Replayed as make sensitivity -analyze reads it.
+func TestCommittedBurstDecisionPool(t *testing.T) {
+	pools := readPools(t, "../../fixtures/sensitivity/pools/2026-12-06-burst-1000-decide.json.gz")
+	if len(pools) != 1 {
+		t.Fatalf("%d pools, want 1", len(pools))
+	}
+	cell, err := ReplayPaired(fixtureScenario(t, "burst-1000"), pools[0], PairedOptions{Trials: 500, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := fmt.Sprintf("%s: %d blocks, realized ×%.2f, caught %.1f%%, on the target %.1f%%, %.1f pairs", pools[0].Condition.Name, len(pools[0].Pairs), cell.Realized, 100*cell.Failed, 100*cell.Power, cell.MeanPairs)
+	want := "decide ×1.25: 12 blocks, realized ×1.30, caught 100.0%, on the target 98.0%, 11.0 pairs"
+	if got != want {
+		t.Errorf("the committed pool reads %q, documented %q", got, want)
+	}
+}
