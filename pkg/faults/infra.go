@@ -253,35 +253,13 @@ type registration struct {
 }
 
 func (r *registration) Inject(ctx context.Context) error {
-	name := "nodeprint-block-registration-" + r.t.Run
-	msg := fmt.Sprintf("nodeprint fault registration-blocked: Nodes of NodePool %s are rejected", r.t.Run)
-	fail := admissionv1.Fail
-	vap := &admissionv1.ValidatingAdmissionPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: admissionv1.ValidatingAdmissionPolicySpec{
-			FailurePolicy: &fail,
-			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
-				RuleWithOperations: admissionv1.RuleWithOperations{
-					Operations: []admissionv1.OperationType{admissionv1.Create},
-					Rule:       admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"nodes"}},
-				},
-			}}},
-			Validations: []admissionv1.Validation{{
-				Expression: fmt.Sprintf(`!has(object.metadata.labels) || !('karpenter.sh/nodepool' in object.metadata.labels) || object.metadata.labels['karpenter.sh/nodepool'] != '%s'`, r.t.Run),
-				Message:    msg,
-			}},
-		},
-	}
-	binding := &admissionv1.ValidatingAdmissionPolicyBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec:       admissionv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: name, ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny}},
-	}
-	if err := r.create(ctx, vap, binding); err != nil {
-		return err
-	}
+	match := &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{policyRule(admissionv1.Create, "", "nodes")}}
 	// A dry-run Node of the run is rejected once the policy is enforced.
 	probe := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: r.t.Run + "-probe", Labels: map[string]string{"karpenter.sh/nodepool": r.t.Run}}}
-	return awaitPolicy(ctx, r.t.Client, name, probe, true)
+	return r.enforcePolicy(ctx, "nodeprint-block-registration-"+r.t.Run, match, admissionv1.Validation{
+		Expression: fmt.Sprintf(`!has(object.metadata.labels) || !('karpenter.sh/nodepool' in object.metadata.labels) || object.metadata.labels['karpenter.sh/nodepool'] != '%s'`, r.t.Run),
+		Message:    fmt.Sprintf("nodeprint fault registration-blocked: Nodes of NodePool %s are rejected", r.t.Run),
+	}, probe)
 }
 
 // MinObserve outlasts the classifier's registration timeout, after which a

@@ -31,9 +31,12 @@ type terminationRefused struct {
 	stages
 }
 
-// terminationProbe names the Node the policy also rejects, so that the
-// fault can see when the API server enforces it (a deletion cannot be
-// tried ahead of the run: no NodeClaim of the run exists yet).
+// policy names the fault's ValidatingAdmissionPolicy and its binding.
+func (f *terminationRefused) policy() string { return "nodeprint-refuse-termination-" + f.t.Run }
+
+// probe is the Node the policy also rejects, so that the fault can see
+// when the API server enforces it (a deletion cannot be tried ahead of the
+// run: no NodeClaim of the run exists yet).
 func (f *terminationRefused) probe() *corev1.Node {
 	return &corev1.Node{ObjectMeta: metav1.ObjectMeta{
 		Name:   f.t.Run + "-termination-probe",
@@ -42,41 +45,19 @@ func (f *terminationRefused) probe() *corev1.Node {
 }
 
 func (f *terminationRefused) Inject(ctx context.Context) error {
-	name := "nodeprint-refuse-termination-" + f.t.Run
-	fail := admissionv1.Fail
-	rule := func(op admissionv1.OperationType, group, resource string) admissionv1.NamedRuleWithOperations {
-		return admissionv1.NamedRuleWithOperations{RuleWithOperations: admissionv1.RuleWithOperations{
-			Operations: []admissionv1.OperationType{op},
-			Rule:       admissionv1.Rule{APIGroups: []string{group}, APIVersions: []string{"*"}, Resources: []string{resource}},
-		}}
-	}
-	vap := &admissionv1.ValidatingAdmissionPolicy{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: admissionv1.ValidatingAdmissionPolicySpec{
-			FailurePolicy: &fail,
-			MatchConstraints: &admissionv1.MatchResources{
-				// For a deletion the selector reads the stored object's labels.
-				ObjectSelector: &metav1.LabelSelector{MatchLabels: map[string]string{karpv1.NodePoolLabelKey: f.t.Run}},
-				ResourceRules: []admissionv1.NamedRuleWithOperations{
-					rule(admissionv1.Delete, karpapis.Group, "nodeclaims"),
-					rule(admissionv1.Create, "", "nodes"),
-				},
-			},
-			Validations: []admissionv1.Validation{{
-				Expression: fmt.Sprintf(`request.operation == 'DELETE' ? !has(oldObject.metadata.deletionTimestamp) : object.metadata.name != '%s'`, f.probe().Name),
-				Message: fmt.Sprintf("nodeprint fault termination-refused: the cloud refuses to terminate the instances of NodePool %s "+
-					"(a NodeClaim already being deleted cannot be deleted again)", f.t.Run),
-			}},
+	match := &admissionv1.MatchResources{
+		// For a deletion the selector reads the stored object's labels.
+		ObjectSelector: &metav1.LabelSelector{MatchLabels: map[string]string{karpv1.NodePoolLabelKey: f.t.Run}},
+		ResourceRules: []admissionv1.NamedRuleWithOperations{
+			policyRule(admissionv1.Delete, karpapis.Group, "nodeclaims"),
+			policyRule(admissionv1.Create, "", "nodes"),
 		},
 	}
-	binding := &admissionv1.ValidatingAdmissionPolicyBinding{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec:       admissionv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: name, ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny}},
-	}
-	if err := f.create(ctx, vap, binding); err != nil {
-		return err
-	}
-	return awaitPolicy(ctx, f.t.Client, name, f.probe(), true)
+	return f.enforcePolicy(ctx, f.policy(), match, admissionv1.Validation{
+		Expression: fmt.Sprintf(`request.operation == 'DELETE' ? !has(oldObject.metadata.deletionTimestamp) : object.metadata.name != '%s'`, f.probe().Name),
+		Message: fmt.Sprintf("nodeprint fault termination-refused: the cloud refuses to terminate the instances of NodePool %s "+
+			"(a NodeClaim already being deleted cannot be deleted again)", f.t.Run),
+	}, f.probe())
 }
 
 // Restore deletes the policy, waits until the API server no longer
@@ -88,7 +69,7 @@ func (f *terminationRefused) Restore(ctx context.Context) error {
 	if err := f.stages.Restore(ctx); err != nil {
 		return err
 	}
-	if err := awaitPolicy(ctx, f.t.Client, "nodeprint-refuse-termination-"+f.t.Run, f.probe(), false); err != nil {
+	if err := awaitPolicy(ctx, f.t.Client, f.policy(), f.probe(), false); err != nil {
 		return err
 	}
 	return touchDeleting(ctx, f.t.Client, client.MatchingLabels{karpv1.NodePoolLabelKey: f.t.Run})
@@ -97,6 +78,33 @@ func (f *terminationRefused) Restore(ctx context.Context) error {
 // MinObserve: the fault acts at scale-in, which the scenario's own
 // settle timeout bounds.
 func (f *terminationRefused) MinObserve() time.Duration { return 15 * time.Second }
+
+// policyRule matches one operation on one resource, any version.
+func policyRule(op admissionv1.OperationType, group, resource string) admissionv1.NamedRuleWithOperations {
+	return admissionv1.NamedRuleWithOperations{RuleWithOperations: admissionv1.RuleWithOperations{
+		Operations: []admissionv1.OperationType{op},
+		Rule:       admissionv1.Rule{APIGroups: []string{group}, APIVersions: []string{"*"}, Resources: []string{resource}},
+	}}
+}
+
+// enforcePolicy creates a ValidatingAdmissionPolicy named name that denies
+// what match selects and v rejects (failing closed), with its binding, as
+// the fault's objects (deleted on Restore), and waits until the API server enforces it (probe, as awaitPolicy).
+func (s *stages) enforcePolicy(ctx context.Context, name string, match *admissionv1.MatchResources, v admissionv1.Validation, probe *corev1.Node) error {
+	fail := admissionv1.Fail
+	vap := &admissionv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       admissionv1.ValidatingAdmissionPolicySpec{FailurePolicy: &fail, MatchConstraints: match, Validations: []admissionv1.Validation{v}},
+	}
+	binding := &admissionv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: name},
+		Spec:       admissionv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: name, ValidationActions: []admissionv1.ValidationAction{admissionv1.Deny}},
+	}
+	if err := s.create(ctx, vap, binding); err != nil {
+		return err
+	}
+	return awaitPolicy(ctx, s.b.t.Client, name, probe, true)
+}
 
 // awaitPolicy waits until the API server enforces the admission policy
 // named (enforced: a dry-run create of probe is rejected with the policy's
