@@ -138,6 +138,7 @@ type BaselineTiming struct {
 	NodeClaimReadyP90 Samples       `json:"nodeClaimReadyP90"`
 	// The stages' medians (Timing), since they were recorded.
 	PodScheduledP50       Samples `json:"podScheduledP50,omitzero"`
+	PodDecisionP50        Samples `json:"podDecisionP50,omitzero"`
 	PodStartP50           Samples `json:"podStartP50,omitzero"`
 	NodeClaimLaunchP50    Samples `json:"nodeClaimLaunchP50,omitzero"`
 	NodeRegistrationP50   Samples `json:"nodeRegistrationP50,omitzero"`
@@ -263,6 +264,7 @@ var RunMetrics = []RunMetric{
 	timingMetric("timing.nodeClaimReady.p50", "timing.nodeClaimReadyP50", func(t Timing) Percentiles { return t.NodeClaimReady }, false, func(t *BaselineTiming) *Samples { return &t.NodeClaimReadyP50 }),
 	timingMetric("timing.nodeClaimReady.p90", "timing.nodeClaimReadyP90", func(t Timing) Percentiles { return t.NodeClaimReady }, true, func(t *BaselineTiming) *Samples { return &t.NodeClaimReadyP90 }),
 	timingMetric("timing.podScheduled.p50", "timing.podScheduledP50", func(t Timing) Percentiles { return t.PodScheduled }, false, func(t *BaselineTiming) *Samples { return &t.PodScheduledP50 }),
+	timingMetric("timing.podDecision.p50", "timing.podDecisionP50", func(t Timing) Percentiles { return t.PodDecision }, false, func(t *BaselineTiming) *Samples { return &t.PodDecisionP50 }),
 	timingMetric("timing.podStart.p50", "timing.podStartP50", func(t Timing) Percentiles { return t.PodStart }, false, func(t *BaselineTiming) *Samples { return &t.PodStartP50 }),
 	timingMetric("timing.nodeClaimLaunch.p50", "timing.nodeClaimLaunchP50", func(t Timing) Percentiles { return t.NodeClaimLaunch }, false, func(t *BaselineTiming) *Samples { return &t.NodeClaimLaunchP50 }),
 	timingMetric("timing.nodeRegistration.p50", "timing.nodeRegistrationP50", func(t Timing) Percentiles { return t.NodeRegistration }, false, func(t *BaselineTiming) *Samples { return &t.NodeRegistrationP50 }),

@@ -89,15 +89,20 @@ func TestComputeStagesOnTheReceivedClock(t *testing.T) {
 			InstanceType: "c-4x", CapacityType: "on-demand", Zone: "a", Node: "n1",
 			Received: observe.Received{Created: ms(10), Launched: ms(250), Registered: ms(1650), Initialized: ms(1650)}}},
 		Pods: map[string]*observe.PodRecord{"p": {Name: "p", Created: at(0), Scheduled: at(2), Ready: at(3), Phase: "Running", Node: "n1",
-			Received: observe.Received{Created: ms(5), Scheduled: ms(1800), Ready: ms(2100)}}},
+			Received: observe.Received{Created: ms(5), Scheduled: ms(1800), Ready: ms(2100)}},
+			// On a NodeClaim created before it: no decision waited for.
+			"late": {Name: "late", Created: at(1), Scheduled: at(2), Phase: "Pending", Node: "n1",
+				Received: observe.Received{Created: ms(900), Scheduled: ms(1800)}}},
 	}
 	fp, err := Compute(ob, testCatalog(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	one := func(v float64) Percentiles { return Percentiles{Count: 1, P50: v, P90: v, P99: v, Max: v} }
-	want := Timing{Clock: observe.ReceivedClock, PodReady: one(2.095), NodeClaimReady: one(1.64), PodScheduled: one(1.795), PodStart: one(0.3),
-		NodeClaimLaunch: one(0.24), NodeRegistration: one(1.4), NodeInitialization: one(0)}
+	// The decision is "p"'s alone: 10 ms after it, within the server's
+	// second; "late" came after its NodeClaim.
+	want := Timing{Clock: observe.ReceivedClock, PodReady: one(2.095), NodeClaimReady: one(1.64), PodScheduled: Percentiles{Count: 2, P50: 0.9, P90: 1.795, P99: 1.795, Max: 1.795},
+		PodStart: one(0.3), PodDecision: one(0.005), NodeClaimLaunch: one(0.24), NodeRegistration: one(1.4), NodeInitialization: one(0)}
 	if d := cmp.Diff(want, fp.Timing); d != "" {
 		t.Fatalf("timing (-want +got):\n%s", d)
 	}

@@ -97,11 +97,11 @@ func TestAPairingThatCannotDecideIsRefused(t *testing.T) {
 }
 
 // A scenario's paired family holds the scale-in's time only where it has
-// a scale-in: a web service's twelve metrics are not diluted by it.
+// a scale-in: a web service's thirteen metrics are not diluted by it.
 func TestOnlyAScaleInScenarioPairsItsScaleInTime(t *testing.T) {
 	web, drift := PairedMetrics(load(t, "web-service")), PairedMetrics(load(t, "scale-in/drift-one-at-a-time"))
-	if web != 12 || drift != 13 {
-		t.Errorf("paired metrics: web-service %d, drift-one-at-a-time %d; want 12 and 13 (with disruption.steadyAfter)", web, drift)
+	if web != 13 || drift != 14 {
+		t.Errorf("paired metrics: web-service %d, drift-one-at-a-time %d; want 13 and 14 (with disruption.steadyAfter)", web, drift)
 	}
 }
 
