@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/nodeprint/nodeprint/pkg/faults"
+	"github.com/nodeprint/nodeprint/pkg/fingerprint"
 	"github.com/nodeprint/nodeprint/pkg/scenario"
 )
 
@@ -153,4 +154,73 @@ func TestCommittedBurstDecisionPool(t *testing.T) {
 	if got != want {
 		t.Errorf("the committed pool reads %q, documented %q", got, want)
 	}
+}
+
+// The pools of docs/performance.md's "Karpenter's decision as a stage":
+// per scenario an A/A pool and a decision lever's, recorded with the
+// decision stage, each replayed as recorded and with the stage taken out
+// of every run (the test as it was before the stage), and the A/A pool
+// with a slower decision and a slower launch injected at exactly 1.25×.
+func TestCommittedDecisionStagePools(t *testing.T) {
+	pools := readPools(t, "../../fixtures/sensitivity/pools/2026-12-07-decision-stage.json.gz")
+	var ins []Injection
+	for _, spec := range []string{"decide:1.25", "launch:1.25"} {
+		in, err := ParseInjection(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ins = append(ins, in)
+	}
+	injected, err := InjectAll(pools, ins)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range slices.Concat(pools, injected) {
+		s := fixtureScenario(t, p.Scenario)
+		with := replayCell(t, s, p)
+		without := replayCell(t, s, withoutDecisions(p))
+		got = append(got, fmt.Sprintf("%s, %s: %s; without the stage %s", p.Scenario, p.Condition.Name, with, without))
+	}
+	want := []string{
+		"cpu-heavy, unchanged: replayed 5.8%, 0 of 1 failed, 16.0 pairs; without the stage replayed 5.8%, 0 of 1 failed, 16.0 pairs",
+		"cpu-heavy, decide ×1.25: realized ×1.41, caught 100.0%, 11.0 pairs; without the stage realized ×1.41, caught 100.0%, 12.8 pairs",
+		"aws-families, unchanged: replayed 9.0%, 0 of 1 failed, 16.0 pairs; without the stage replayed 9.0%, 0 of 1 failed, 16.0 pairs",
+		"aws-families, decide ×1.25: realized ×1.34, caught 100.0%, 11.0 pairs; without the stage realized ×1.34, caught 100.0%, 13.1 pairs",
+		"cpu-heavy, decide ×1.25, injected into unchanged: realized ×1.28, caught 100.0%, 11.0 pairs; without the stage realized ×1.28, caught 100.0%, 11.1 pairs",
+		"cpu-heavy, launch ×1.25, injected into unchanged: realized ×1.23, caught 100.0%, 11.0 pairs; without the stage realized ×1.23, caught 100.0%, 11.0 pairs",
+		"aws-families, decide ×1.25, injected into unchanged: realized ×1.20, caught 100.0%, 11.0 pairs; without the stage realized ×1.20, caught 100.0%, 13.7 pairs",
+		"aws-families, launch ×1.25, injected into unchanged: realized ×1.29, caught 100.0%, 11.1 pairs; without the stage realized ×1.29, caught 100.0%, 11.1 pairs",
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("the committed decision-stage pools read (-documented +now):\n%s", d)
+	}
+}
+
+// replayCell is a pool's replay as the docs' tables give it: realized,
+// caught (for an A/A pool its biased replayed rate) and pairs.
+func replayCell(t *testing.T, s *scenario.Scenario, p Pool) string {
+	t.Helper()
+	c, err := ReplayPaired(s, p, PairedOptions{Trials: 500, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Condition.Target == "" {
+		return fmt.Sprintf("replayed %.1f%%, %d of %d failed, %.1f pairs", 100*c.Failed, c.DisjointFailed, c.Disjoint, c.MeanPairs)
+	}
+	return fmt.Sprintf("realized ×%.2f, caught %.1f%%, %.1f pairs", c.Realized, 100*c.Failed, c.MeanPairs)
+}
+
+// withoutDecisions is p with the decision stage taken out of every run,
+// as the runs recorded before it read.
+func withoutDecisions(p Pool) Pool {
+	q := p
+	q.Pairs = nil
+	for _, b := range p.Pairs {
+		r, c := *b.Ref, *b.Cand
+		r.Timing.PodDecision, c.Timing.PodDecision = fingerprint.Percentiles{}, fingerprint.Percentiles{}
+		b.Ref, b.Cand = &r, &c
+		q.Pairs = append(q.Pairs, b)
+	}
+	return q
 }

@@ -65,6 +65,7 @@ type config struct {
 	maxPairs   int
 	conditions []string
 	pilot      int
+	injections []sensitivity.Injection
 }
 
 func main() { os.Exit(mainErr()) }
@@ -108,6 +109,7 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&c.maxPairs, "max-pairs", verify.DefaultMaxPairs, "-method paired: the cap of each replayed verification, as verify --max-pairs")
 	fs.IntVar(&c.pilot, "pilot", 3, "-method paired: reference runs on this machine that size the levers' delays and memory before they are built (0: size them from the committed baseline)")
 	conds := fs.String("conditions", strings.Join(sensitivity.DefaultConditions, ","), "-method paired: unchanged, loaded (A/A with one core busy), and launch, decide, cpu or memory with a factor (launch:1.25)")
+	inject := fs.String("inject", "decide:1.25,launch:1.25", "-method paired: regressions put into every A/A pool's candidate arm after the fact, each replayed as a condition of its own (STAGE:FACTOR; decide or launch; \"\" for none): the test's power at exactly that factor on the pool's own noise")
 	if err := fs.Parse(args); err != nil {
 		return c, err
 	}
@@ -138,6 +140,16 @@ func parseFlags(args []string) (config, error) {
 			if err := sensitivity.CheckCondition(spec); err != nil {
 				return c, fmt.Errorf("-conditions: %w", err)
 			}
+		}
+		for _, spec := range strings.Split(*inject, ",") {
+			if strings.TrimSpace(spec) == "" {
+				continue
+			}
+			in, err := sensitivity.ParseInjection(spec)
+			if err != nil {
+				return c, fmt.Errorf("-inject: %w", err)
+			}
+			c.injections = append(c.injections, in)
 		}
 		if c.pilot < 0 || c.pilot == 1 {
 			return c, fmt.Errorf("-pilot %d: want 0 (size from the baseline) or at least 2 runs", c.pilot)

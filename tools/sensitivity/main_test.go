@@ -7,7 +7,7 @@ import (
 
 func TestFlags(t *testing.T) {
 	c, err := parseFlags(nil)
-	if err != nil || !c.paired || len(c.conditions) != 10 || c.pairs != 20 || c.maxPairs != 16 {
+	if err != nil || !c.paired || len(c.conditions) != 10 || c.pairs != 20 || c.maxPairs != 16 || len(c.injections) != 2 {
 		t.Fatalf("defaults: %+v, %v", c, err)
 	}
 	c, err = parseFlags([]string{"-method", "recorded"})
@@ -20,6 +20,8 @@ func TestFlags(t *testing.T) {
 		{"-conditions", "boot:1.5"},
 		{"-conditions", "cpu"},
 		{"-pairs", "4"},
+		{"-inject", "decide:0.8"},
+		{"-inject", "boot:1.25"},
 		{"-max-pairs", "100"},
 		{"-method", "recorded", "-factors", "1.25,0.5"},
 		{"-method", "recorded", "-factors", "fast"},

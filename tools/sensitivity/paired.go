@@ -368,7 +368,12 @@ func busy(ctx context.Context) (stop func()) {
 
 func analysePaired(c config, ss map[string]*scenario.Scenario, pools []sensitivity.Pool) error {
 	var cells []sensitivity.PairedCell
-	for _, p := range slices.Concat(pools, sensitivity.PoolAA(pools)) {
+	all := slices.Concat(pools, sensitivity.PoolAA(pools))
+	injected, err := sensitivity.InjectAll(all, c.injections)
+	if err != nil {
+		return err
+	}
+	for _, p := range slices.Concat(all, injected) {
 		s, ok := ss[p.Scenario]
 		if !ok {
 			continue
