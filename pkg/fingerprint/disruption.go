@@ -17,17 +17,6 @@ import (
 	"github.com/nodeprint/nodeprint/pkg/observe"
 )
 
-// Ending says how the scale-in ended and when the last change came:
-// "settled after 74 s" (the steady state reached at 74 s), or, for one
-// that did not settle, "timed-out; the last change at 18 s" (a scale-in
-// that timed out ran for its whole timeout, not 18 s).
-func (d *Disruption) Ending() string {
-	if d.Outcome == observe.Settled {
-		return fmt.Sprintf("settled after %.0f s", d.SteadyAfter)
-	}
-	return fmt.Sprintf("%s; the last change at %.0f s", d.Outcome, d.SteadyAfter)
-}
-
 // Disruption is what Karpenter took away after a run's scale-out, once
 // its scale-in steps ran: the steady state it reached and each decision on
 // the way, read from Karpenter's own events and the NodeClaims' lives.
@@ -87,6 +76,17 @@ type Disruption struct {
 	// deletion and the last of the run's pods on it gone), or at the
 	// scale-in's end, in name order: instances that did not terminate.
 	NotGone []Lingering `json:"notGone,omitempty"`
+}
+
+// Ending says how the scale-in ended and when the last change came:
+// "settled after 74 s" (the steady state reached at 74 s), or, for one
+// that did not settle, "timed-out; the last change at 18 s" (a scale-in
+// that timed out ran for its whole timeout, not 18 s).
+func (d *Disruption) Ending() string {
+	if d.Outcome == observe.Settled {
+		return fmt.Sprintf("settled after %.0f s", d.SteadyAfter)
+	}
+	return fmt.Sprintf("%s; the last change at %.0f s", d.Outcome, d.SteadyAfter)
 }
 
 // NotGoneAfter is how long after its drain a deleted NodeClaim may take
