@@ -82,6 +82,20 @@ type Test struct {
 // made 886 nodes, and three of them took the control plane down.
 func (d *Diff) Suspect() bool { return d.Test != nil && d.Test.Suspect && !d.Regressed() }
 
+// TimingSummary is the timing judgement in one line (Timing.Summary),
+// with what the recorded runs left untested when they were the method
+// ("" without a Timing).
+func (d *Diff) TimingSummary() string {
+	if d.Timing == nil {
+		return ""
+	}
+	s := d.Timing.Summary()
+	if d.Timing.Method == Recorded && d.Test != nil && d.Test.Skipped != "" {
+		s += "; not tested: " + d.Test.Skipped
+	}
+	return s
+}
+
 // Regressed reports whether any deviation fails verification.
 func (d *Diff) Regressed() bool {
 	for _, x := range d.Deviations {

@@ -300,3 +300,25 @@ func TestACatalogThatFailsToLoadIsReported(t *testing.T) {
 		t.Fatalf("the catalog's error must be a regression naming it:\n%s", d.Text())
 	}
 }
+
+// A metric newer than the baseline (recorded before it was) is not
+// tested, and the timing line says so with the fix, instead of passing
+// it without a word.
+func TestAMetricNewerThanTheBaselineIsNamed(t *testing.T) {
+	b := tenRuns(t)
+	b.Timing.PodDecisionP50 = fingerprint.Samples{} // as a file written before it reads
+	run := runsAt(2.02)[0]
+	run.Timing.PodDecision = fingerprint.Percentiles{Count: 10, P50: 1.2, P90: 1.3}
+	d := Compare(b, Rules{ZonesMatter: true}, run)
+	d.Timing = &Timing{Method: Recorded, Reason: "the baseline was recorded with another build"}
+	want := "machine-dependent metrics compared with the baseline's recorded runs (not paired): the baseline was recorded with another build; not tested: timing.podDecision.p50: the baseline has no samples (recorded before the metric was); re-record it to test them (nodeprint record web)"
+	if got := d.TimingSummary(); got != want {
+		t.Errorf("timing line\n got %q\nwant %q", got, want)
+	}
+	// A run without the metric says nothing of it.
+	d = Compare(b, Rules{ZonesMatter: true}, runsAt(2.02)[0])
+	d.Timing = &Timing{Method: Recorded, Reason: "r"}
+	if got := d.TimingSummary(); strings.Contains(got, "not tested") {
+		t.Errorf("a run without the metric: %q", got)
+	}
+}

@@ -59,8 +59,13 @@ func (d *Diff) metrics(b *fingerprint.Baseline, runs []*fingerprint.Fingerprint,
 	if bc, rc := cmp.Or(b.Timing.Clock, observe.ServerClock), cmp.Or(runs[0].Timing.Clock, observe.ServerClock); bc != rc {
 		skipped = append(skipped, fmt.Sprintf("latencies: the baseline's are read from the %s clock, the run's from the %s clock; re-record it (nodeprint record %s)", bc, rc, b.Scenario))
 	}
+	var absent []string
 	for _, m := range fingerprint.RunMetrics {
 		s := m.In(b, false)
+		if s != nil && len(s.Values) == 0 && !m.Untested && ranWith(m, runs) {
+			// A metric newer than the baseline: say so rather than pass it.
+			absent = append(absent, m.Path)
+		}
 		if m.Untested || s == nil || len(s.Values) == 0 || (!m.Usage && len(skipped) > 0) {
 			continue
 		}
@@ -74,6 +79,9 @@ func (d *Diff) metrics(b *fingerprint.Baseline, runs []*fingerprint.Fingerprint,
 			continue // a run without it (no usage read, no pod ready)
 		}
 		ms, used = append(ms, x), append(used, m)
+	}
+	if len(absent) > 0 {
+		skipped = append(skipped, fmt.Sprintf("%s: the baseline has no samples (recorded before the metric was); re-record it to test them (nodeprint record %s)", strings.Join(absent, ", "), b.Scenario))
 	}
 	if len(ms) == 0 {
 		if len(skipped) > 0 {
@@ -118,6 +126,11 @@ func (d *Diff) metrics(b *fingerprint.Baseline, runs []*fingerprint.Fingerprint,
 		d.add(m.Path, samplesString(ms[i].Baseline, m.Unit), newString(ms[i].New, m.Unit, r.Ratio), rule, sev)
 		d.Deviations[len(d.Deviations)-1].Ratio = math.Round(r.Ratio*1000) / 1000
 	}
+}
+
+// ranWith says whether some run has a value of m.
+func ranWith(m fingerprint.RunMetric, runs []*fingerprint.Fingerprint) bool {
+	return slices.ContainsFunc(runs, func(f *fingerprint.Fingerprint) bool { _, ok := m.Of(f); return ok })
 }
 
 func samplesString(vals []float64, unit string) string {

@@ -413,10 +413,10 @@ type Sample struct {
 // in one line ("" where its diff does not say: a fault scenario, an
 // error).
 func (s *Scenario) TimingLine() string {
-	if s.Diff == nil || s.Diff.Timing == nil {
+	if s.Diff == nil {
 		return ""
 	}
-	return s.Diff.Timing.Summary()
+	return s.Diff.TimingSummary()
 }
 
 // stepOf places a decision among a scale-in's steps (of several):
