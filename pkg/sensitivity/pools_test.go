@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -223,4 +224,66 @@ func withoutDecisions(p Pool) Pool {
 		q.Pairs = append(q.Pairs, b)
 	}
 	return q
+}
+
+// The committed A/A pools with a slower decision and a slower launch
+// injected at exactly 1.25× (docs/performance.md, "Karpenter's decision
+// as a stage"): recorded before the decision stage, so a slower decision
+// shows only in pod-scheduled and pod-ready. A scenario with two or more
+// pools of one condition is read joined, as the docs' table reads it.
+func TestCommittedAAPoolsInjected(t *testing.T) {
+	var pools []Pool
+	for _, f := range []string{"aa-fresh", "aa-web-service", "aa-mixed-arch"} {
+		pools = append(pools, readPools(t, fmt.Sprintf("../../fixtures/sensitivity/pools/2026-12-06-%s.json.gz", f))...)
+	}
+	joined := PoolAA(pools)
+	read := map[string]bool{}
+	var rows []Pool
+	for _, p := range joined {
+		read[p.Scenario] = true
+		rows = append(rows, p)
+	}
+	for _, p := range pools {
+		if !read[p.Scenario] {
+			read[p.Scenario] = true
+			rows = append(rows, p)
+		}
+	}
+	var ins []Injection
+	for _, spec := range []string{"decide:1.25", "launch:1.25"} {
+		in, err := ParseInjection(spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ins = append(ins, in)
+	}
+	got := map[string]string{}
+	for _, p := range rows {
+		injected, err := InjectAll([]Pool{p}, ins)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var cells []string
+		for _, q := range injected {
+			c, err := ReplayPaired(fixtureScenario(t, q.Scenario), q, PairedOptions{Trials: 500, Seed: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cells = append(cells, fmt.Sprintf("%.1f%%, %.1f", 100*c.Failed, c.MeanPairs))
+		}
+		got[p.Scenario] = strings.Join(cells, " | ")
+	}
+	want := map[string]string{
+		"aws-families":  "91.8%, 14.3 | 100.0%, 11.1",
+		"burst-1000":    "100.0%, 11.5 | 100.0%, 11.0",
+		"cpu-heavy":     "57.6%, 15.5 | 100.0%, 11.0",
+		"memory-heavy":  "100.0%, 12.6 | 100.0%, 11.2",
+		"mixed-arch":    "100.0%, 12.1 | 100.0%, 11.2",
+		"spot-fallback": "98.4%, 14.0 | 100.0%, 11.0",
+		"web-service":   "99.8%, 12.9 | 100.0%, 11.0",
+		"zone-spread":   "95.2%, 14.8 | 100.0%, 11.1",
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("the committed A/A pools with 1.25× injected read, decide | launch (-documented +now):\n%s", d)
+	}
 }
