@@ -1,7 +1,6 @@
 package sensitivity
 
 import (
-	"encoding/json"
 	"fmt"
 	"math"
 	"strconv"
@@ -67,6 +66,24 @@ func ParseInjection(spec string) (Injection, error) {
 	return Injection{}, fmt.Errorf("%q: no stage %q, want one of %v", spec, name, names)
 }
 
+// ParseInjections reads a comma-separated list of ParseInjection's
+// specs ("decide:1.25,launch:1.25"); empty items are skipped, so "" is
+// none.
+func ParseInjections(list string) ([]Injection, error) {
+	var out []Injection
+	for _, spec := range strings.Split(list, ",") {
+		if strings.TrimSpace(spec) == "" {
+			continue
+		}
+		in, err := ParseInjection(spec)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, in)
+	}
+	return out, nil
+}
+
 // Inject is p with in put into its candidate arm, as a lever condition of
 // its own ("decide ×1.25, injected into unchanged"); p must be an A/A
 // pool. The pool's fingerprints are copied, not changed.
@@ -95,33 +112,23 @@ func Inject(p Pool, in Injection) (Pool, error) {
 		Target: in.Stage.Target, Factor: in.Factor,
 	}}
 	for _, b := range p.Pairs {
-		c, err := delayed(b.Cand, in.Stage, delay)
-		if err != nil {
-			return Pool{}, err
-		}
-		b.Cand = c
+		b.Cand = delayed(b.Cand, in.Stage, delay)
 		out.Pairs = append(out.Pairs, b)
 	}
 	return out, nil
 }
 
 // delayed is a copy of f whose stage's latencies are later by delay
-// seconds; a latency the run has none of stays none.
-func delayed(f *fingerprint.Fingerprint, s Stage, delay float64) (*fingerprint.Fingerprint, error) {
-	data, err := json.Marshal(f)
-	if err != nil {
-		return nil, err
-	}
-	var c fingerprint.Fingerprint
-	if err := json.Unmarshal(data, &c); err != nil {
-		return nil, err
-	}
+// seconds; a latency the run has none of stays none. Only Timing, a
+// value, changes: the copy shares nothing it changes with f.
+func delayed(f *fingerprint.Fingerprint, s Stage, delay float64) *fingerprint.Fingerprint {
+	c := *f
 	for _, p := range s.delays(&c.Timing) {
 		if p.Count > 0 {
 			p.P50, p.P90, p.P99, p.Max = p.P50+delay, p.P90+delay, p.P99+delay, p.Max+delay
 		}
 	}
-	return &c, nil
+	return &c
 }
 
 // InjectAll is every injection put into every A/A pool of pools, in that

@@ -164,13 +164,9 @@ func TestCommittedBurstDecisionPool(t *testing.T) {
 // with a slower decision and a slower launch injected at exactly 1.25×.
 func TestCommittedDecisionStagePools(t *testing.T) {
 	pools := readPools(t, "../../fixtures/sensitivity/pools/2026-12-07-decision-stage.json.gz")
-	var ins []Injection
-	for _, spec := range []string{"decide:1.25", "launch:1.25"} {
-		in, err := ParseInjection(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ins = append(ins, in)
+	ins, err := ParseInjections("decide:1.25,launch:1.25")
+	if err != nil {
+		t.Fatal(err)
 	}
 	injected, err := InjectAll(pools, ins)
 	if err != nil {
@@ -249,13 +245,9 @@ func TestCommittedAAPoolsInjected(t *testing.T) {
 			rows = append(rows, p)
 		}
 	}
-	var ins []Injection
-	for _, spec := range []string{"decide:1.25", "launch:1.25"} {
-		in, err := ParseInjection(spec)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ins = append(ins, in)
+	ins, err := ParseInjections("decide:1.25,launch:1.25")
+	if err != nil {
+		t.Fatal(err)
 	}
 	got := map[string]string{}
 	for _, p := range rows {

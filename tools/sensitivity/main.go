@@ -141,15 +141,9 @@ func parseFlags(args []string) (config, error) {
 				return c, fmt.Errorf("-conditions: %w", err)
 			}
 		}
-		for _, spec := range strings.Split(*inject, ",") {
-			if strings.TrimSpace(spec) == "" {
-				continue
-			}
-			in, err := sensitivity.ParseInjection(spec)
-			if err != nil {
-				return c, fmt.Errorf("-inject: %w", err)
-			}
-			c.injections = append(c.injections, in)
+		var err error
+		if c.injections, err = sensitivity.ParseInjections(*inject); err != nil {
+			return c, fmt.Errorf("-inject: %w", err)
 		}
 		if c.pilot < 0 || c.pilot == 1 {
 			return c, fmt.Errorf("-pilot %d: want 0 (size from the baseline) or at least 2 runs", c.pilot)
