@@ -311,7 +311,7 @@ func TestAMetricNewerThanTheBaselineIsNamed(t *testing.T) {
 	run.Timing.PodDecision = fingerprint.Percentiles{Count: 10, P50: 1.2, P90: 1.3}
 	d := Compare(b, Rules{ZonesMatter: true}, run)
 	d.Timing = &Timing{Method: Recorded, Reason: "the baseline was recorded with another build"}
-	want := "machine-dependent metrics compared with the baseline's recorded runs (not paired): the baseline was recorded with another build; not tested: timing.podDecision.p50: the baseline has no samples (recorded before the metric was); re-record it to test them (nodeprint record web)"
+	want := "machine-dependent metrics compared with the baseline's recorded runs (not paired): the baseline was recorded with another build; not tested: timing.podDecision.p50: the baseline has no samples (recorded before the metric was, or a recorded run had none); re-record it to test them (nodeprint record web)"
 	if got := d.TimingSummary(); got != want {
 		t.Errorf("timing line\n got %q\nwant %q", got, want)
 	}

@@ -81,7 +81,7 @@ func (d *Diff) metrics(b *fingerprint.Baseline, runs []*fingerprint.Fingerprint,
 		ms, used = append(ms, x), append(used, m)
 	}
 	if len(absent) > 0 {
-		skipped = append(skipped, fmt.Sprintf("%s: the baseline has no samples (recorded before the metric was); re-record it to test them (nodeprint record %s)", strings.Join(absent, ", "), b.Scenario))
+		skipped = append(skipped, fmt.Sprintf("%s: the baseline has no samples (recorded before the metric was, or a recorded run had none); re-record it to test them (nodeprint record %s)", strings.Join(absent, ", "), b.Scenario))
 	}
 	if len(ms) == 0 {
 		if len(skipped) > 0 {

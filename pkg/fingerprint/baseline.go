@@ -524,7 +524,16 @@ func (b *Baseline) add(fps []*Fingerprint) error {
 			v, ok := m.Of(fp)
 			// A run without Karpenter's usage: none is kept.
 			keepUsage = keepUsage && (ok || !m.Usage)
-			if vs, kept := values[m.Path]; kept {
+			vs, kept := values[m.Path]
+			switch {
+			case !kept:
+			case !ok && !m.Usage:
+				// A run without the latency (no pod or NodeClaim went
+				// through that stage): a 0 would be a sample of a stage that
+				// never happened. Its samples go, as usage's do, and
+				// verification names the metric as one it did not test.
+				values[m.Path] = nil
+			case vs != nil || b.Runs == 1:
 				values[m.Path] = append(vs, v)
 			}
 		}

@@ -119,7 +119,7 @@ func TestComputeRejectsTypesOutsideTheCatalog(t *testing.T) {
 func fp(key map[string]int, nodes int, cost, podP90 float64) *Fingerprint {
 	return &Fingerprint{
 		Selection: Selection{InstanceTypes: key, Nodes: nodes, HourlyCost: cost, Zones: 1, PodsPerNodeMin: 5, PodsPerNodeMax: 5},
-		Timing:    Timing{PodReady: Percentiles{P50: podP90 - 1, P90: podP90}, NodeClaimReady: Percentiles{P50: 2, P90: 3}},
+		Timing:    Timing{PodReady: Percentiles{Count: 5, P50: podP90 - 1, P90: podP90}, NodeClaimReady: Percentiles{Count: 1, P50: 2, P90: 3}},
 		Outcomes:  Outcomes{Running: 5},
 	}
 }
@@ -186,6 +186,44 @@ func TestAddIsRecordingMoreRuns(t *testing.T) {
 	}
 	if _, err := first.Add(); err == nil {
 		t.Fatal("adding nothing must be an error")
+	}
+}
+
+// A run without a latency (no pod or NodeClaim went through that stage)
+// has no sample of it. Fails on the code that appended the run's zero: a
+// median pulled towards a stage that never happened.
+func TestARunWithoutALatencyLeavesNoSamples(t *testing.T) {
+	a := map[string]int{"c-16x/on-demand": 1}
+	runs := []*Fingerprint{fp(a, 1, 0.4, 4), fp(a, 1, 0.4, 5), fp(a, 1, 0.4, 4)}
+	runs[1].Timing.NodeClaimReady = Percentiles{}
+	env := Provenance{Karpenter: "v1.14.1", KarpenterSettings: map[string]string{}}
+	for name, build := range map[string]func() (*Baseline, error){
+		"recorded at once": func() (*Baseline, error) { return NewBaseline("s", env, runs) },
+		"added later": func() (*Baseline, error) {
+			b, err := NewBaseline("s", env, runs[:1])
+			if err != nil {
+				return nil, err
+			}
+			return b.Add(runs[1:]...)
+		},
+	} {
+		bl, err := build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := bl.Timing.NodeClaimReadyP50; len(s.Values) != 0 || s.Median != 0 {
+			t.Errorf("%s: NodeClaim-ready p50 %+v, want no samples", name, s)
+		}
+		if s := bl.Timing.PodReadyP50; len(s.Values) != 3 || s.Median != 3 {
+			t.Errorf("%s: pod-ready p50 %+v, want the three runs' values", name, s)
+		}
+		more, err := bl.Add(fp(a, 1, 0.4, 4))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s := more.Timing.NodeClaimReadyP50; len(s.Values) != 0 {
+			t.Errorf("%s: a run added later restarted NodeClaim-ready's samples: %+v", name, s)
+		}
 	}
 }
 
