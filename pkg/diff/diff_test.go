@@ -322,3 +322,16 @@ func TestAMetricNewerThanTheBaselineIsNamed(t *testing.T) {
 		t.Errorf("a run without the metric: %q", got)
 	}
 }
+
+// A run without a latency the baseline has (no pod reached that stage) is
+// not tested on it, and the timing line says so. Fails on the code that
+// left the metric out without a word.
+func TestALatencyARunLacksIsNamed(t *testing.T) {
+	runs := runsAt(2.02, 2.03)
+	runs[1].Timing.NodeClaimReady = fingerprint.Percentiles{}
+	d := Compare(tenRuns(t), Rules{ZonesMatter: true}, runs[0], runs[1:]...)
+	d.Timing = &Timing{Method: Recorded, Reason: "r"}
+	if got, want := d.TimingSummary(), "not tested: timing.nodeClaimReady.p50, timing.nodeClaimReady.p90: 1 of 2 runs had none"; !strings.Contains(got, want) {
+		t.Errorf("timing line\n got %q\nwant it to contain %q", got, want)
+	}
+}

@@ -60,6 +60,7 @@ func (d *Diff) metrics(b *fingerprint.Baseline, runs []*fingerprint.Fingerprint,
 		skipped = append(skipped, fmt.Sprintf("latencies: the baseline's are read from the %s clock, the run's from the %s clock; re-record it (nodeprint record %s)", bc, rc, b.Scenario))
 	}
 	var absent []string
+	var lacking grouped
 	for _, m := range fingerprint.RunMetrics {
 		s := m.In(b, false)
 		if s != nil && len(s.Values) == 0 && !m.Untested && ranWith(m, runs) {
@@ -76,13 +77,16 @@ func (d *Diff) metrics(b *fingerprint.Baseline, runs []*fingerprint.Fingerprint,
 			}
 		}
 		if len(x.New) != len(runs) {
-			continue // a run without it (no usage read, no pod ready)
+			// A run without it (no usage read, no pod ready): say so.
+			lacking.add(fmt.Sprintf("%d of %d runs had none", len(runs)-len(x.New), len(runs)), m.Path)
+			continue
 		}
 		ms, used = append(ms, x), append(used, m)
 	}
 	if len(absent) > 0 {
 		skipped = append(skipped, fmt.Sprintf("%s: the baseline has no samples (recorded before the metric was, or a recorded run had none); re-record it to test them (nodeprint record %s)", strings.Join(absent, ", "), b.Scenario))
 	}
+	skipped = append(skipped, lacking.lines()...)
 	if len(ms) == 0 {
 		if len(skipped) > 0 {
 			d.Test = &Test{Runs: len(runs), Recorded: b.Runs, Alpha: alpha, P: 1, MinP: 1, Skipped: strings.Join(skipped, "; ")}
@@ -129,6 +133,32 @@ func (d *Diff) metrics(b *fingerprint.Baseline, runs []*fingerprint.Fingerprint,
 }
 
 // ranWith says whether some run has a value of m.
+// grouped collects metrics under the reason each was not tested, in the
+// order the reasons came.
+type grouped struct {
+	reasons []string
+	paths   map[string][]string
+}
+
+func (g *grouped) add(reason, path string) {
+	if g.paths == nil {
+		g.paths = map[string][]string{}
+	}
+	if _, ok := g.paths[reason]; !ok {
+		g.reasons = append(g.reasons, reason)
+	}
+	g.paths[reason] = append(g.paths[reason], path)
+}
+
+// lines are "path, path: reason", one a reason.
+func (g *grouped) lines() []string {
+	var out []string
+	for _, r := range g.reasons {
+		out = append(out, strings.Join(g.paths[r], ", ")+": "+r)
+	}
+	return out
+}
+
 func ranWith(m fingerprint.RunMetric, runs []*fingerprint.Fingerprint) bool {
 	return slices.ContainsFunc(runs, func(f *fingerprint.Fingerprint) bool { _, ok := m.Of(f); return ok })
 }
