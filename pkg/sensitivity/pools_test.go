@@ -279,3 +279,40 @@ func TestCommittedAAPoolsInjected(t *testing.T) {
 		t.Errorf("the committed A/A pools with 1.25× injected read, decide | launch (-documented +now):\n%s", d)
 	}
 }
+
+// TestCommittedAAPremise checks the paired test's premise on every A/A
+// pool run as verification runs today (every run on a Karpenter just
+// started, the pinned build in both arms): per metric, how many pools lean
+// towards a slower candidate at p ≤ 0.05, and all pools' p-values
+// combined. docs/performance.md reports this table.
+func TestCommittedAAPremise(t *testing.T) {
+	var pools []Pool
+	for _, f := range []string{"2026-12-06-aa-fresh", "2026-12-07-decision-stage"} {
+		pools = append(pools, readPools(t, "../../fixtures/sensitivity/pools/"+f+".json.gz")...)
+	}
+	rows, err := Premise(pools, func(name string) (*scenario.Scenario, error) { return fixtureScenario(t, name), nil })
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, r := range rows {
+		got = append(got, fmt.Sprintf("%s: %d of %d pools at p ≤ 0.05, lowest %.3f (%s), combined %.3f", r.Metric, r.Small, r.Pools, r.Lowest, r.LowestPool, r.Fisher))
+	}
+	want := []string{
+		"timing.podReady.p50: 1 of 12 pools at p ≤ 0.05, lowest 0.032 (spot-fallback, unchanged), combined 0.685",
+		"timing.podReady.p90: 1 of 12 pools at p ≤ 0.05, lowest 0.032 (spot-fallback, unchanged), combined 0.524",
+		"timing.nodeClaimReady.p50: 0 of 12 pools at p ≤ 0.05, lowest 0.099 (spot-fallback, unchanged), combined 0.760",
+		"timing.nodeClaimReady.p90: 0 of 12 pools at p ≤ 0.05, lowest 0.099 (spot-fallback, unchanged), combined 0.888",
+		"timing.podScheduled.p50: 1 of 12 pools at p ≤ 0.05, lowest 0.036 (spot-fallback, unchanged), combined 0.521",
+		"timing.podStart.p50: 0 of 12 pools at p ≤ 0.05, lowest 0.075 (aws-families, unchanged), combined 0.696",
+		"timing.nodeClaimLaunch.p50: 2 of 12 pools at p ≤ 0.05, lowest 0.006 (spot-fallback, unchanged), combined 0.181",
+		"timing.nodeRegistration.p50: 2 of 12 pools at p ≤ 0.05, lowest 0.008 (zone-spread, unchanged), combined 0.277",
+		"karpenter.cpuSeconds: 1 of 12 pools at p ≤ 0.05, lowest 0.004 (zone-spread, unchanged), combined 0.437",
+		"karpenter.peakRSSMiB: 1 of 12 pools at p ≤ 0.05, lowest 0.001 (zone-spread, unchanged), combined 0.148",
+		"karpenter.requests: 0 of 12 pools at p ≤ 0.05, lowest 0.313 (cpu-heavy, unchanged), combined 0.693",
+		"timing.podDecision.p50: 0 of 2 pools at p ≤ 0.05, lowest 0.396 (cpu-heavy, unchanged), combined 0.749",
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("the premise across the committed A/A pools (-documented +now):\n%s", d)
+	}
+}

@@ -384,5 +384,14 @@ func analysePaired(c config, ss map[string]*scenario.Scenario, pools []sensitivi
 		}
 		cells = append(cells, cell)
 	}
-	return writeTable(filepath.Join(c.out, "paired"), sensitivity.PairedTable(cells, c.trials), cells)
+	if err := writeTable(filepath.Join(c.out, "paired"), sensitivity.PairedTable(cells, c.trials), cells); err != nil {
+		return err
+	}
+	measured := slices.DeleteFunc(slices.Clone(pools), func(p sensitivity.Pool) bool { return ss[p.Scenario] == nil })
+	rows, err := sensitivity.Premise(measured, func(name string) (*scenario.Scenario, error) { return ss[name], nil })
+	if err != nil || len(rows) == 0 {
+		return err
+	}
+	fmt.Println()
+	return writeTable(filepath.Join(c.out, "premise"), sensitivity.PremiseTable(rows), rows)
 }
