@@ -1,3 +1,11 @@
+// The committed pools' replays are arithmetic over recorded numbers with
+// nothing concurrent in them, and the race detector made them the unit
+// tests' longest: 244 s against 67 s without it (2026-12-07, 2-core
+// machine). make test runs them without it (tools/ci/test.sh); plain
+// go test runs them as any test.
+
+//go:build !race
+
 package sensitivity
 
 import (
@@ -194,6 +202,43 @@ func TestCommittedDecisionStagePools(t *testing.T) {
 	}
 }
 
+// The A/A pools with the decision stage on five more baselines
+// (docs/performance.md, "The decision stage on five more baselines"): each
+// pool's own verification and lean, its replayed rate, and a slower
+// decision and a slower launch injected at exactly 1.25×, the decision
+// also with the stage taken out.
+func TestCommittedFiveAAPools(t *testing.T) {
+	pools := readPools(t, "../../fixtures/sensitivity/pools/2026-12-07-aa-five.json.gz")
+	ins, err := ParseInjections("decide:1.25,launch:1.25")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range pools {
+		s := fixtureScenario(t, p.Scenario)
+		row := []string{p.Scenario + ": " + readAA(t, s, p.Pairs), replayCell(t, s, p)}
+		injected, err := InjectAll([]Pool{p}, ins)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range injected {
+			row = append(row, q.Condition.Name+": "+replayCell(t, s, q))
+		}
+		row = append(row, "decide without the stage: "+replayCell(t, s, withoutDecisions(injected[0])))
+		got = append(got, strings.Join(row, "; "))
+	}
+	want := []string{
+		"web-service: 0 of 1 failed, lean 0.66 (timing.podStart.p50 1.23× [0.85, 1.79]); replayed 0.6%, 0 of 1 failed, 16.0 pairs; decide ×1.25, injected into unchanged: realized ×1.19, caught 100.0%, 11.0 pairs; launch ×1.25, injected into unchanged: realized ×1.25, caught 100.0%, 11.8 pairs; decide without the stage: realized ×1.19, caught 98.8%, 14.6 pairs",
+		"memory-heavy: 0 of 1 failed, lean 0.81 (timing.podStart.p50 1.20× [0.79, 1.80]); replayed 0.4%, 0 of 1 failed, 16.0 pairs; decide ×1.25, injected into unchanged: realized ×1.28, caught 100.0%, 11.0 pairs; launch ×1.25, injected into unchanged: realized ×1.27, caught 100.0%, 11.1 pairs; decide without the stage: realized ×1.28, caught 94.2%, 15.0 pairs",
+		"mixed-arch: 0 of 1 failed, lean 0.97 (timing.podStart.p50 1.04× [0.77, 1.41]); replayed 0.0%, 0 of 1 failed, 16.0 pairs; decide ×1.25, injected into unchanged: realized ×1.26, caught 100.0%, 11.0 pairs; launch ×1.25, injected into unchanged: realized ×1.25, caught 100.0%, 11.2 pairs; decide without the stage: realized ×1.26, caught 100.0%, 11.6 pairs",
+		"spot-fallback: 0 of 1 failed, lean 0.68 (timing.nodeClaimLaunch.p50 1.18× [0.90, 1.57]); replayed 2.6%, 0 of 1 failed, 16.0 pairs; decide ×1.25, injected into unchanged: realized ×1.27, caught 100.0%, 11.0 pairs; launch ×1.25, injected into unchanged: realized ×1.27, caught 100.0%, 11.0 pairs; decide without the stage: realized ×1.27, caught 99.2%, 13.5 pairs",
+		"zone-spread: 0 of 1 failed, lean 0.24 (timing.podReady.p50 1.05× [1.00, 1.11]); replayed 2.8%, 0 of 1 failed, 16.0 pairs; decide ×1.25, injected into unchanged: realized ×1.30, caught 100.0%, 11.0 pairs; launch ×1.25, injected into unchanged: realized ×1.32, caught 100.0%, 11.1 pairs; decide without the stage: realized ×1.30, caught 100.0%, 11.0 pairs",
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("the five A/A pools with the decision stage read (-documented +now):\n%s", d)
+	}
+}
+
 // replayCell is a pool's replay as the docs' tables give it: realized,
 // caught (for an A/A pool its biased replayed rate) and pairs.
 func replayCell(t *testing.T, s *scenario.Scenario, p Pool) string {
@@ -287,7 +332,7 @@ func TestCommittedAAPoolsInjected(t *testing.T) {
 // combined. docs/performance.md reports this table.
 func TestCommittedAAPremise(t *testing.T) {
 	var pools []Pool
-	for _, f := range []string{"2026-12-06-aa-fresh", "2026-12-07-decision-stage"} {
+	for _, f := range []string{"2026-12-06-aa-fresh", "2026-12-07-decision-stage", "2026-12-07-aa-five"} {
 		pools = append(pools, readPools(t, "../../fixtures/sensitivity/pools/"+f+".json.gz")...)
 	}
 	rows, err := Premise(pools, func(name string) (*scenario.Scenario, error) { return fixtureScenario(t, name), nil })
@@ -299,18 +344,18 @@ func TestCommittedAAPremise(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s: %d of %d pools at p ≤ 0.05, lowest %.3f (%s), combined %.3f", r.Metric, r.Small, r.Pools, r.Lowest, r.LowestPool, r.Fisher))
 	}
 	want := []string{
-		"timing.podReady.p50: 1 of 12 pools at p ≤ 0.05, lowest 0.032 (spot-fallback, unchanged), combined 0.685",
-		"timing.podReady.p90: 1 of 12 pools at p ≤ 0.05, lowest 0.032 (spot-fallback, unchanged), combined 0.524",
-		"timing.nodeClaimReady.p50: 0 of 12 pools at p ≤ 0.05, lowest 0.099 (spot-fallback, unchanged), combined 0.760",
-		"timing.nodeClaimReady.p90: 0 of 12 pools at p ≤ 0.05, lowest 0.099 (spot-fallback, unchanged), combined 0.888",
-		"timing.podScheduled.p50: 1 of 12 pools at p ≤ 0.05, lowest 0.036 (spot-fallback, unchanged), combined 0.521",
-		"timing.podStart.p50: 0 of 12 pools at p ≤ 0.05, lowest 0.075 (aws-families, unchanged), combined 0.696",
-		"timing.nodeClaimLaunch.p50: 2 of 12 pools at p ≤ 0.05, lowest 0.006 (spot-fallback, unchanged), combined 0.181",
-		"timing.nodeRegistration.p50: 2 of 12 pools at p ≤ 0.05, lowest 0.008 (zone-spread, unchanged), combined 0.277",
-		"karpenter.cpuSeconds: 1 of 12 pools at p ≤ 0.05, lowest 0.004 (zone-spread, unchanged), combined 0.437",
-		"karpenter.peakRSSMiB: 1 of 12 pools at p ≤ 0.05, lowest 0.001 (zone-spread, unchanged), combined 0.148",
-		"karpenter.requests: 0 of 12 pools at p ≤ 0.05, lowest 0.313 (cpu-heavy, unchanged), combined 0.693",
-		"timing.podDecision.p50: 0 of 2 pools at p ≤ 0.05, lowest 0.396 (cpu-heavy, unchanged), combined 0.749",
+		"timing.podReady.p50: 2 of 17 pools at p ≤ 0.05, lowest 0.028 (zone-spread, unchanged), combined 0.476",
+		"timing.podReady.p90: 1 of 17 pools at p ≤ 0.05, lowest 0.032 (spot-fallback, unchanged), combined 0.350",
+		"timing.nodeClaimReady.p50: 0 of 17 pools at p ≤ 0.05, lowest 0.099 (spot-fallback, unchanged), combined 0.564",
+		"timing.nodeClaimReady.p90: 0 of 17 pools at p ≤ 0.05, lowest 0.099 (spot-fallback, unchanged), combined 0.764",
+		"timing.podScheduled.p50: 2 of 17 pools at p ≤ 0.05, lowest 0.036 (spot-fallback, unchanged), combined 0.388",
+		"timing.podStart.p50: 0 of 17 pools at p ≤ 0.05, lowest 0.075 (aws-families, unchanged), combined 0.573",
+		"timing.nodeClaimLaunch.p50: 2 of 17 pools at p ≤ 0.05, lowest 0.006 (spot-fallback, unchanged), combined 0.245",
+		"timing.nodeRegistration.p50: 2 of 17 pools at p ≤ 0.05, lowest 0.008 (zone-spread, unchanged), combined 0.286",
+		"karpenter.cpuSeconds: 1 of 17 pools at p ≤ 0.05, lowest 0.004 (zone-spread, unchanged), combined 0.368",
+		"karpenter.peakRSSMiB: 1 of 17 pools at p ≤ 0.05, lowest 0.001 (zone-spread, unchanged), combined 0.190",
+		"karpenter.requests: 0 of 17 pools at p ≤ 0.05, lowest 0.313 (cpu-heavy, unchanged), combined 0.842",
+		"timing.podDecision.p50: 1 of 7 pools at p ≤ 0.05, lowest 0.003 (zone-spread, unchanged), combined 0.152",
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("the premise across the committed A/A pools (-documented +now):\n%s", d)

@@ -6,7 +6,8 @@
 # and I/O priority, so they take what the suites leave idle (the suites
 # mostly wait on clusters):
 #
-# - the unit tests: go vet, go test -race and the toolchain modules' tests.
+# - the unit tests: go vet, go test -race (and pkg/sensitivity's committed
+#   pool replays without it) and the toolchain modules' tests.
 #   Cold they take about 10 minutes, nearly all of it compiling with the
 #   race detector; run first, in line, they added all of it to make test.
 # - the kind spec's images (the kind node image, helm, Karpenter's
@@ -68,6 +69,10 @@ setsid "${low[@]}" env GO_TEST_FLAGS="${GO_TEST_FLAGS:-}" SUBMODULES="${SUBMODUL
 	go vet ./...
 	# shellcheck disable=SC2086 # GO_TEST_FLAGS is a list of flags
 	go test -race $GO_TEST_FLAGS ./pkg/... ./tools/... ./internal/... ./examples/...
+	# The committed sensitivity pools replay without the race detector
+	# (pkg/sensitivity/pools_test.go is built !race): 4 minutes less.
+	# shellcheck disable=SC2086
+	go test $GO_TEST_FLAGS ./pkg/sensitivity/
 	for m in $SUBMODULES; do
 		echo "go test ($m)"
 		(cd "$m" && go vet ./... && go test -count=1 $GO_TEST_FLAGS ./...)
