@@ -18,7 +18,7 @@ import (
 func acceptRun(sel map[string]int, cost, p90 float64, running int) *fingerprint.Fingerprint {
 	return &fingerprint.Fingerprint{
 		Selection: fingerprint.Selection{InstanceTypes: sel, Nodes: len(sel), HourlyCost: cost, Zones: 1, PodsPerNodeMin: 10, PodsPerNodeMax: 20},
-		Timing:    fingerprint.Timing{PodReady: fingerprint.Percentiles{P50: p90 - 2, P90: p90}, NodeClaimReady: fingerprint.Percentiles{P50: 1, P90: 2}},
+		Timing:    fingerprint.Timing{PodReady: fingerprint.Percentiles{Count: 10, P50: p90 - 2, P90: p90}, NodeClaimReady: fingerprint.Percentiles{Count: 1, P50: 1, P90: 2}},
 		Outcomes:  fingerprint.Outcomes{Running: running},
 	}
 }

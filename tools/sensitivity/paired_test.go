@@ -88,6 +88,7 @@ func TestResizeSizesTheLeversFromThePilotRuns(t *testing.T) {
 	for _, v := range []float64{3.8, 4, 4.4} {
 		fp := &fingerprint.Fingerprint{}
 		fp.Timing.NodeClaimReady.P50, fp.Timing.PodReady.P50 = v, v/2
+		fp.Timing.NodeClaimReady.Count, fp.Timing.PodReady.Count = 1, 10
 		fps = append(fps, fp)
 	}
 	got, err := resize(e, specs, fps)
