@@ -132,7 +132,6 @@ func (d *Diff) metrics(b *fingerprint.Baseline, runs []*fingerprint.Fingerprint,
 	}
 }
 
-// ranWith says whether some run has a value of m.
 // grouped collects metrics under the reason each was not tested, in the
 // order the reasons came.
 type grouped struct {
@@ -159,6 +158,7 @@ func (g *grouped) lines() []string {
 	return out
 }
 
+// ranWith says whether some run has a value of m.
 func ranWith(m fingerprint.RunMetric, runs []*fingerprint.Fingerprint) bool {
 	return slices.ContainsFunc(runs, func(f *fingerprint.Fingerprint) bool { _, ok := m.Of(f); return ok })
 }
