@@ -3,7 +3,6 @@ package sensitivity
 import (
 	"fmt"
 	"math"
-	"slices"
 	"strings"
 
 	"github.com/nodeprint/nodeprint/pkg/scenario"
@@ -58,7 +57,7 @@ func Premise(pools []Pool, scenarioOf func(name string) (*scenario.Scenario, err
 		if err != nil {
 			return nil, err
 		}
-		res, err := look(s, max(len(p.Pairs), 1), p.Pairs)
+		res, err := look(s, len(p.Pairs), p.Pairs)
 		if err != nil {
 			return nil, fmt.Errorf("%s, %s: %w", p.Scenario, p.Condition.Name, err)
 		}
@@ -86,19 +85,6 @@ func Premise(pools []Pool, scenarioOf func(name string) (*scenario.Scenario, err
 		out = append(out, *r)
 	}
 	return out, nil
-}
-
-// LeastFisher is the row with the smallest combined p-value.
-func LeastFisher(rows []PremiseRow) PremiseRow {
-	return slices.MinFunc(rows, func(a, b PremiseRow) int {
-		switch {
-		case a.Fisher < b.Fisher:
-			return -1
-		case a.Fisher > b.Fisher:
-			return 1
-		}
-		return 0
-	})
 }
 
 // chiSquareEvenSurvival is P(X ≥ x) for X ~ χ² with df degrees of
