@@ -2,8 +2,10 @@ package attribute
 
 import (
 	"fmt"
-	"github.com/nodeprint/nodeprint/pkg/layer"
 	"strings"
+
+	"github.com/nodeprint/nodeprint/pkg/diff"
+	"github.com/nodeprint/nodeprint/pkg/layer"
 )
 
 // The verdicts.
@@ -137,9 +139,13 @@ type Step struct {
 // Fallbacks are the decision order's steps after the rules; the last one
 // always decides.
 var Fallbacks = []Step{
-	{ID: "regressed", Verdict: Inconclusive, decide: func(_ *Input, _ *RuleSet, vals map[string]Value) (string, bool) {
+	{ID: "regressed", Verdict: Inconclusive, decide: func(in *Input, _ *RuleSet, vals map[string]Value) (string, bool) {
 		reg := vals["diff.regressions"]
-		return "the fingerprint regressed (" + reg.Detail + ") but no rule explains it: extend the rules rather than guess", reg.Available && reg.Value > 0
+		reason := "the fingerprint regressed (" + reg.Detail + ") but no rule explains it: extend the rules rather than guess"
+		if k := vals["disruption.keptByKarpenter"]; k.Available && k.Value > 0 && scaleInRegressed(in) {
+			reason += fmt.Sprintf("; Karpenter's own words on the %g NodeClaim(s) its consolidation kept: %s", k.Value, k.Detail)
+		}
+		return reason, reg.Available && reg.Value > 0
 	}},
 	// The seeds' headline case, without the catalog that tells a policy
 	// excluding instances that exist (L2) from pods asking for what no
@@ -161,6 +167,20 @@ var Fallbacks = []Step{
 	{ID: "none", Verdict: None, decide: func(*Input, *RuleSet, map[string]Value) (string, bool) {
 		return "no rule fired and the fingerprint matches the baseline", true
 	}},
+}
+
+// scaleInRegressed reports whether a regression is in the scale-in's
+// fingerprint (a disruption path).
+func scaleInRegressed(in *Input) bool {
+	if in.Diff == nil {
+		return false
+	}
+	for _, d := range in.Diff.Deviations {
+		if d.Severity == diff.Regression && strings.HasPrefix(d.Path, "disruption.") {
+			return true
+		}
+	}
+	return false
 }
 
 // Label is the verdict as people read it: "inconclusive (environment)"

@@ -243,6 +243,31 @@ func TestScaleInThatStopsWithNothingChangedIsInconclusive(t *testing.T) {
 	}
 }
 
+// Karpenter's own reason for the nodes it kept goes into that verdict's
+// reason as its words, and changes neither the verdict nor the layer; a
+// regression outside the scale-in does not quote it.
+func TestScaleInThatStopsQuotesKarpentersReasons(t *testing.T) {
+	in := healthy()
+	drainHeld(in, 3)
+	in.Observed.Disruption.Held = nil
+	in.Observed.Disruption.Kept = []fingerprint.Kept{
+		{NodeClaim: "c-n1", Message: "Can't replace with a cheaper node", At: 12},
+		{NodeClaim: "c-n2", Message: "Can't replace with a cheaper node", At: -40},
+		{NodeClaim: "c-n3", Message: "Can't remove without creating 2 candidates", At: 30},
+	}
+	in.Diff = &diff.Diff{}
+	in.Diff.Deviations = append(in.Diff.Deviations, diff.Deviation{Path: "disruption.disrupted.Underutilized", Baseline: "3", Observed: "0", Severity: diff.Regression})
+	v := classify(t, in)
+	want := `Karpenter's own words on the 3 NodeClaim(s) its consolidation kept: "Can't replace with a cheaper node": c-n1, c-n2 (1 of 2 said before the scale-in); "Can't remove without creating 2 candidates": c-n3`
+	if v.Verdict != Inconclusive || v.Layer != "" || !strings.Contains(v.Reason, want) {
+		t.Fatalf("got %s (layer %q), want inconclusive whose reason holds %s", v.Summary(), v.Layer, want)
+	}
+	in.Diff.Deviations = []diff.Deviation{{Path: "latency.podReady.p50", Baseline: "3 s", Observed: "9 s", Severity: diff.Regression}}
+	if v := classify(t, in); strings.Contains(v.Reason, "Karpenter's own words") {
+		t.Errorf("a scale-out regression quotes the scale-in's kept nodes: %s", v.Summary())
+	}
+}
+
 // replacedAgain is a regressed scale-in in which Karpenter replaced two of
 // its own drift replacements again, where each baseline run did so
 // baselineMost times.

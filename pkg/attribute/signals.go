@@ -2,6 +2,7 @@ package attribute
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"sort"
@@ -403,6 +404,14 @@ var signalDefs = []SignalDef{
 				hit = append(hit, fmt.Sprintf("%s held by a %s: %q", h.NodeClaim, h.By, h.Message))
 			}
 			return float64(len(hit)), true, strings.Join(hit, "; ")
+		}},
+	{ID: "disruption.keptByKarpenter", Help: "NodeClaims still there at the scale-in's end that Karpenter's consolidation looked at and kept, with its own reason for each (its Unconsolidatable events: no cheaper replacement, more than one replacement needed, a pod that would not schedule elsewhere, the NodePool's policy); the latest reason it published, which may date from before the scale-in. Words for the engineer, not a cause: no rule requires it",
+		compute: func(in *Input) (float64, bool, string) {
+			d := scaleIn(in)
+			if d == nil {
+				return 0, false, "no scale-in ran"
+			}
+			return float64(len(d.Kept)), true, keptDetail(d.Kept)
 		}},
 	{ID: "disruption.fewerRemoved", Help: "how many fewer NodeClaims the scale-in removed than the fewest any baseline run's scale-in removed",
 		compute: func(in *Input) (float64, bool, string) {
@@ -833,6 +842,31 @@ func scaleIn(in *Input) *fingerprint.Disruption {
 		return d
 	}
 	return nil
+}
+
+// keptDetail groups the NodeClaims Karpenter kept by its reason, the
+// most common first: `"Can't replace with a cheaper node": c-a, c-b;
+// "…": c-c (1 of 1 said before the scale-in)`.
+func keptDetail(kept []fingerprint.Kept) string {
+	by := map[string][]string{}
+	early := map[string]int{}
+	for _, k := range kept {
+		by[k.Message] = append(by[k.Message], k.NodeClaim)
+		if k.At < 0 {
+			early[k.Message]++
+		}
+	}
+	msgs := slices.Sorted(maps.Keys(by))
+	slices.SortStableFunc(msgs, func(a, b string) int { return len(by[b]) - len(by[a]) })
+	parts := make([]string, 0, len(msgs))
+	for _, m := range msgs {
+		p := fmt.Sprintf("%q: %s", m, names(by[m]))
+		if n := early[m]; n > 0 {
+			p += fmt.Sprintf(" (%d of %d said before the scale-in)", n, len(by[m]))
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, "; ")
 }
 
 // lingeringSignal counts the scale-in's NodeClaims that did not go after

@@ -22,6 +22,7 @@ var signalHelpZh = map[string]string{
 	"nodeclaims.inFlight":                "本次运行中存在但尚未初始化的 NodeClaim 数",
 	"disruption.overBudget":              "缩容期间的中断决策中，之后同时被移除的 NodeClaim 数超过该 NodePool 对应原因的中断预算当时所允许数量的决策数（按 Karpenter 自身的算法计算）",
 	"disruption.heldByApplication":       "缩容期间 Karpenter 声明因其上的 Pod 而无法中断的 NodeClaim 数：Pod 带有 karpenter.sh/do-not-disrupt 注解，或 PodDisruptionBudget 不允许驱逐（其 DisruptionBlocked 事件；节点自身的注解不计入）",
+	"disruption.keptByKarpenter":         "缩容结束时仍在、Karpenter 的整合检查过却保留的 NodeClaim 数，并附其对每个的原因（其 Unconsolidatable 事件：没有更便宜的替换、需要不止一个替换节点、某个 Pod 无法调度到别处、NodePool 的策略）；取其最近发布的原因，可能早于缩容。这是给工程师看的原话，而不是原因：没有规则依赖它",
 	"disruption.notGone":                 "缩容中被删除、其节点排空（其上已无本次运行的 Pod）90 秒后仍然存在的 NodeClaim 数：未终止的实例，或被其他控制器扣住的 Node",
 	"disruption.notGoneHeld":             "缩容中被删除、其节点排空 90 秒后仍然存在、且其 Node 在 Karpenter 自己的 finalizer 移除后仍带有其他 finalizer 的 NodeClaim 数：另一个控制器扣住了 Node 对象，NodeClaim 在等它",
 	"disruption.replacedAgain":           "缩容期间 Karpenter 为替换被中断节点而创建、随后又因同一原因被中断的 NodeClaim 数（替换循环的轮数），超出基线任一次运行缩容中最多数量的部分",

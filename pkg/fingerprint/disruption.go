@@ -65,6 +65,10 @@ type Disruption struct {
 	// Held are the NodeClaims Karpenter said it could not disrupt during
 	// the scale-in because of a pod on them, in name order.
 	Held []Hold `json:"held,omitempty"`
+	// Kept are the NodeClaims still there at the scale-in's end that
+	// Karpenter said it could not consolidate, in name order: its own
+	// reason for keeping each (Unconsolidatable events).
+	Kept []Kept `json:"kept,omitempty"`
 	// ReplacedAgain are the NodeClaims Karpenter launched during the
 	// scale-in to replace disrupted ones and then disrupted itself for the
 	// same reason, in name order: each is one turn of a loop (a drifted
@@ -128,6 +132,21 @@ type Hold struct {
 	Message string `json:"message"`
 }
 
+// Kept is one NodeClaim Karpenter's consolidation looked at and kept, in
+// its own words (its Unconsolidatable event: "Can't replace with a cheaper
+// node", "Can't remove without creating 2 candidates", a pod that would
+// not schedule elsewhere, the NodePool's consolidation policy).
+type Kept struct {
+	NodeClaim string `json:"nodeClaim"`
+	Message   string `json:"message"`
+	// At is the seconds from the scale-in's first step to when Karpenter
+	// last said it; negative when it was before the scale-in. Karpenter
+	// publishes one such event per NodeClaim every 15 minutes whatever
+	// the message (its recorder's dedupe), so an earlier reason can stand
+	// for a later one it did not publish.
+	At float64 `json:"at"`
+}
+
 // What held a NodeClaim (Hold.By).
 const (
 	HeldByPod = "do-not-disrupt pod"
@@ -188,6 +207,8 @@ const (
 	launchingReason   = "DisruptionLaunching"
 	launchingPrefix   = "Launching NodeClaim: "
 	blockedReason     = "DisruptionBlocked"
+	// unconsolidatableReason is consolidation's "I looked and kept it".
+	unconsolidatableReason = "Unconsolidatable"
 	// together is how close in time two NodeClaims' removals for one
 	// reason are to count as one command: Karpenter deletes a command's
 	// candidates in parallel, and events have one-second timestamps.
@@ -234,6 +255,7 @@ func ComputeDisruption(ob *observe.Observation, cat *catalog.Catalog, nodePools 
 		d.SteadyAfter = d.Timeline[n-1].At
 	}
 	d.Held = held(ob, start)
+	d.Kept = kept(ob, start)
 	d.ReplacedAgain = replacedAgain(reasons, launched, start)
 	d.NotGone = notGone(ob, start)
 	return d, nil
@@ -333,6 +355,28 @@ func held(ob *observe.Observation, start time.Time) []Hold {
 	var out []Hold
 	for _, name := range slices.Sorted(maps.Keys(by)) {
 		out = append(out, by[name].Hold)
+	}
+	return out
+}
+
+// kept reads Karpenter's Unconsolidatable events on the NodeClaims never
+// deleted (so still there at the scale-in's end), the latest message kept
+// per NodeClaim. Events from before start count, as for held.
+func kept(ob *observe.Observation, start time.Time) []Kept {
+	by := map[string]observe.EventRecord{}
+	for _, e := range ob.Events {
+		name := strings.TrimPrefix(e.Object, "NodeClaim/")
+		c := ob.NodeClaims[name]
+		if e.Kind != "NodeClaim" || e.Reason != unconsolidatableReason || c == nil || !c.Deleted.IsZero() {
+			continue
+		}
+		if prev, ok := by[name]; !ok || !e.Time.Before(prev.Time) {
+			by[name] = e
+		}
+	}
+	out := make([]Kept, 0, len(by))
+	for _, name := range slices.Sorted(maps.Keys(by)) {
+		out = append(out, Kept{NodeClaim: name, Message: by[name].Message, At: seconds(by[name].Time.Sub(start))})
 	}
 	return out
 }

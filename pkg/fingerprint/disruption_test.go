@@ -76,6 +76,7 @@ func TestComputeDisruption(t *testing.T) {
 		},
 		Replacements: 1, MaxDisrupting: 2, Evicted: 2, SteadyAfter: 51, Steps: []float64{0, 30},
 		Timeline: []Point{{At: 0, Nodes: 4}, {At: 12, Nodes: 5}, {At: 23, Nodes: 4}, {At: 24, Nodes: 3}, {At: 51, Nodes: 2}},
+		Kept:     []Kept{{NodeClaim: "d", Message: "Can't remove without creating 2 candidates", At: 51}},
 	}
 	if diff := cmp.Diff(want, d); diff != "" {
 		t.Fatalf("disruption (-want +got):\n%s", diff)
@@ -108,6 +109,35 @@ func TestDisruptionDecisionsApartAndBudgetWindow(t *testing.T) {
 	want := []string{"Underutilized/replace/1/allowed 1", "Underutilized/delete/1/allowed 1", "Empty/delete/1/allowed -1"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Fatalf("decisions (-want +got):\n%s", diff)
+	}
+}
+
+// Karpenter's reason for keeping a node is its latest Unconsolidatable
+// event, also one from before the scale-in; a NodeClaim the scale-in
+// removed was not kept, whatever Karpenter said of it earlier.
+func TestDisruptionKept(t *testing.T) {
+	t0 := time.Date(2026, 12, 4, 9, 0, 0, 0, time.UTC)
+	ob := scaleInObservation(t0)
+	ev := func(s float64, obj, msg string) observe.EventRecord {
+		return observe.EventRecord{Time: t0.Add(time.Duration(s) * time.Second), Reason: "Unconsolidatable", Kind: "NodeClaim", Object: "NodeClaim/" + obj, Message: msg}
+	}
+	ob.Events = append(ob.Events[:len(ob.Events)-1],
+		ev(-30, "r", "Can't replace with a cheaper node"),
+		ev(5, "a", "Can't replace with a cheaper node"),
+		ev(-60, "d", "Can't replace with a cheaper node"),
+		ev(-20, "d", "not all pods would schedule, p4 would schedule against uninitialized nodeclaim/r"),
+		observe.EventRecord{Time: t0, Reason: "Unconsolidatable", Kind: "Node", Object: "Node/node-d", Message: "Can't replace with a cheaper node"},
+	)
+	d, err := ComputeDisruption(ob, nil, NeverEdited(&karpv1.NodePool{}), t0, []time.Time{t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Kept{
+		{NodeClaim: "d", Message: "not all pods would schedule, p4 would schedule against uninitialized nodeclaim/r", At: -20},
+		{NodeClaim: "r", Message: "Can't replace with a cheaper node", At: -30},
+	}
+	if diff := cmp.Diff(want, d.Kept); diff != "" {
+		t.Fatalf("kept (-want +got):\n%s", diff)
 	}
 }
 

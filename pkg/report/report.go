@@ -466,5 +466,8 @@ func (s *Scenario) ScaleInLines() []string {
 	for _, h := range d.Held {
 		out = append(out, fmt.Sprintf("  held by a %s: %s (NodeClaim %s)", h.By, h.Message, h.NodeClaim))
 	}
+	for _, k := range d.Kept {
+		out = append(out, fmt.Sprintf("  kept by Karpenter's consolidation: %s (NodeClaim %s, said at %.0f s)", k.Message, k.NodeClaim, k.At))
+	}
 	return out
 }

@@ -429,3 +429,14 @@ func TestScaleInLinesNameWhatHeldANode(t *testing.T) {
 		t.Fatalf("lines %q, want the hold as %q", got, want)
 	}
 }
+
+// A NodeClaim Karpenter's consolidation kept is its own line, with its
+// words and when it said them.
+func TestScaleInLinesSayWhyKarpenterKeptANode(t *testing.T) {
+	sc := report.Scenario{Observed: &fingerprint.Fingerprint{Disruption: &fingerprint.Disruption{Outcome: observe.Settled,
+		Kept: []fingerprint.Kept{{NodeClaim: "run-1-abc", Message: "Can't replace with a cheaper node", At: -12}}}}}
+	want := "  kept by Karpenter's consolidation: Can't replace with a cheaper node (NodeClaim run-1-abc, said at -12 s)"
+	if got := sc.ScaleInLines(); len(got) != 2 || got[1] != want {
+		t.Fatalf("lines %q, want the kept node as %q", got, want)
+	}
+}
