@@ -203,7 +203,7 @@ func TestRecordedObservation(t *testing.T) {
 	// explain, and no scale-in in this scenario.
 	notApplicable := map[string]string{"fit.pendingFitCatalog": "no pod is pending", "fit.pendingFitNodePool": "no pod is pending",
 		"policy.pendingAdmittedByNoNodePool": "NodePools not compared with the pods", "disruption.overBudget": "no scale-in ran",
-		"disruption.heldByApplication": "no scale-in ran", "disruption.fewerRemoved": "no scale-in ran", "disruption.replacedAgain": "no scale-in ran",
+		"disruption.heldByApplication": "no scale-in ran", "disruption.keptByKarpenter": "no scale-in ran", "disruption.fewerRemoved": "no scale-in ran", "disruption.replacedAgain": "no scale-in ran",
 		"disruption.notGone": "no scale-in ran", "disruption.notGoneHeld": "no scale-in ran"}
 	for _, s := range v.Signals {
 		if !s.Available && s.Detail != notApplicable[s.ID] {
