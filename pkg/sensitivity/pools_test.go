@@ -208,13 +208,46 @@ func TestCommittedDecisionStagePools(t *testing.T) {
 // decision and a slower launch injected at exactly 1.25×, the decision
 // also with the stage taken out.
 func TestCommittedFiveAAPools(t *testing.T) {
-	pools := readPools(t, "../../fixtures/sensitivity/pools/2026-12-07-aa-five.json.gz")
+	got := aaWithStageRows(t, "../../fixtures/sensitivity/pools/2026-12-07-aa-five.json.gz")
+	want := []string{
+		"web-service: 0 of 1 failed, lean 0.66 (timing.podStart.p50 1.23× [0.85, 1.79]); replayed 0.6%, 0 of 1 failed, 16.0 pairs; decide ×1.25, injected into unchanged: realized ×1.19, caught 100.0%, 11.0 pairs; launch ×1.25, injected into unchanged: realized ×1.25, caught 100.0%, 11.8 pairs; decide without the stage: realized ×1.19, caught 98.8%, 14.6 pairs",
+		"memory-heavy: 0 of 1 failed, lean 0.81 (timing.podStart.p50 1.20× [0.79, 1.80]); replayed 0.4%, 0 of 1 failed, 16.0 pairs; decide ×1.25, injected into unchanged: realized ×1.28, caught 100.0%, 11.0 pairs; launch ×1.25, injected into unchanged: realized ×1.27, caught 100.0%, 11.1 pairs; decide without the stage: realized ×1.28, caught 94.2%, 15.0 pairs",
+		"mixed-arch: 0 of 1 failed, lean 0.97 (timing.podStart.p50 1.04× [0.77, 1.41]); replayed 0.0%, 0 of 1 failed, 16.0 pairs; decide ×1.25, injected into unchanged: realized ×1.26, caught 100.0%, 11.0 pairs; launch ×1.25, injected into unchanged: realized ×1.25, caught 100.0%, 11.2 pairs; decide without the stage: realized ×1.26, caught 100.0%, 11.6 pairs",
+		"spot-fallback: 0 of 1 failed, lean 0.68 (timing.nodeClaimLaunch.p50 1.18× [0.90, 1.57]); replayed 2.6%, 0 of 1 failed, 16.0 pairs; decide ×1.25, injected into unchanged: realized ×1.27, caught 100.0%, 11.0 pairs; launch ×1.25, injected into unchanged: realized ×1.27, caught 100.0%, 11.0 pairs; decide without the stage: realized ×1.27, caught 99.2%, 13.5 pairs",
+		"zone-spread: 0 of 1 failed, lean 0.24 (timing.podReady.p50 1.05× [1.00, 1.11]); replayed 2.8%, 0 of 1 failed, 16.0 pairs; decide ×1.25, injected into unchanged: realized ×1.30, caught 100.0%, 11.0 pairs; launch ×1.25, injected into unchanged: realized ×1.32, caught 100.0%, 11.1 pairs; decide without the stage: realized ×1.30, caught 100.0%, 11.0 pairs",
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("the five A/A pools with the decision stage read (-documented +now):\n%s", d)
+	}
+}
+
+// The decision stage on the last baseline, burst-1000, and a second
+// zone-spread pool with it (the scenario whose pools leaned most when read
+// alone), run as the five above were (docs/performance.md): the same
+// columns.
+func TestCommittedBurstAndZoneAAPools(t *testing.T) {
+	got := aaWithStageRows(t, "../../fixtures/sensitivity/pools/2026-12-07-aa-burst-zone.json.gz")
+	want := []string{
+		"burst-1000: 0 of 1 failed, lean 0.36 (timing.nodeClaimReady.p90 1.12× [0.98, 1.28]); replayed 3.4%, 0 of 1 failed, 16.0 pairs; decide ×1.25, injected into unchanged: realized ×1.25, caught 100.0%, 11.0 pairs; launch ×1.25, injected into unchanged: realized ×1.31, caught 100.0%, 12.0 pairs; decide without the stage: realized ×1.25, caught 100.0%, 11.0 pairs",
+		"zone-spread: 0 of 1 failed, lean 0.32 (timing.podStart.p50 1.36× [0.96, 1.92]); replayed 11.6%, 0 of 1 failed, 15.9 pairs; decide ×1.25, injected into unchanged: realized ×1.27, caught 100.0%, 11.0 pairs; launch ×1.25, injected into unchanged: realized ×1.11, caught 100.0%, 12.3 pairs; decide without the stage: realized ×1.27, caught 99.8%, 13.8 pairs",
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("burst-1000's and zone-spread's A/A pools with the decision stage read (-documented +now):\n%s", d)
+	}
+}
+
+// aaWithStageRows reads each A/A pool of path with the decision stage as
+// the docs' tables give it: the pool's own verification and replay, a
+// slower decision and a slower launch injected at exactly 1.25×, and the
+// decision injected with the stage taken out.
+func aaWithStageRows(t *testing.T, path string) []string {
+	t.Helper()
 	ins, err := ParseInjections("decide:1.25,launch:1.25")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var got []string
-	for _, p := range pools {
+	for _, p := range readPools(t, path) {
 		s := fixtureScenario(t, p.Scenario)
 		row := []string{p.Scenario + ": " + readAA(t, s, p.Pairs), replayCell(t, s, p)}
 		injected, err := InjectAll([]Pool{p}, ins)
@@ -227,16 +260,7 @@ func TestCommittedFiveAAPools(t *testing.T) {
 		row = append(row, "decide without the stage: "+replayCell(t, s, withoutDecisions(injected[0])))
 		got = append(got, strings.Join(row, "; "))
 	}
-	want := []string{
-		"web-service: 0 of 1 failed, lean 0.66 (timing.podStart.p50 1.23× [0.85, 1.79]); replayed 0.6%, 0 of 1 failed, 16.0 pairs; decide ×1.25, injected into unchanged: realized ×1.19, caught 100.0%, 11.0 pairs; launch ×1.25, injected into unchanged: realized ×1.25, caught 100.0%, 11.8 pairs; decide without the stage: realized ×1.19, caught 98.8%, 14.6 pairs",
-		"memory-heavy: 0 of 1 failed, lean 0.81 (timing.podStart.p50 1.20× [0.79, 1.80]); replayed 0.4%, 0 of 1 failed, 16.0 pairs; decide ×1.25, injected into unchanged: realized ×1.28, caught 100.0%, 11.0 pairs; launch ×1.25, injected into unchanged: realized ×1.27, caught 100.0%, 11.1 pairs; decide without the stage: realized ×1.28, caught 94.2%, 15.0 pairs",
-		"mixed-arch: 0 of 1 failed, lean 0.97 (timing.podStart.p50 1.04× [0.77, 1.41]); replayed 0.0%, 0 of 1 failed, 16.0 pairs; decide ×1.25, injected into unchanged: realized ×1.26, caught 100.0%, 11.0 pairs; launch ×1.25, injected into unchanged: realized ×1.25, caught 100.0%, 11.2 pairs; decide without the stage: realized ×1.26, caught 100.0%, 11.6 pairs",
-		"spot-fallback: 0 of 1 failed, lean 0.68 (timing.nodeClaimLaunch.p50 1.18× [0.90, 1.57]); replayed 2.6%, 0 of 1 failed, 16.0 pairs; decide ×1.25, injected into unchanged: realized ×1.27, caught 100.0%, 11.0 pairs; launch ×1.25, injected into unchanged: realized ×1.27, caught 100.0%, 11.0 pairs; decide without the stage: realized ×1.27, caught 99.2%, 13.5 pairs",
-		"zone-spread: 0 of 1 failed, lean 0.24 (timing.podReady.p50 1.05× [1.00, 1.11]); replayed 2.8%, 0 of 1 failed, 16.0 pairs; decide ×1.25, injected into unchanged: realized ×1.30, caught 100.0%, 11.0 pairs; launch ×1.25, injected into unchanged: realized ×1.32, caught 100.0%, 11.1 pairs; decide without the stage: realized ×1.30, caught 100.0%, 11.0 pairs",
-	}
-	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("the five A/A pools with the decision stage read (-documented +now):\n%s", d)
-	}
+	return got
 }
 
 // replayCell is a pool's replay as the docs' tables give it: realized,
@@ -332,7 +356,7 @@ func TestCommittedAAPoolsInjected(t *testing.T) {
 // combined. docs/performance.md reports this table.
 func TestCommittedAAPremise(t *testing.T) {
 	var pools []Pool
-	for _, f := range []string{"2026-12-06-aa-fresh", "2026-12-07-decision-stage", "2026-12-07-aa-five"} {
+	for _, f := range []string{"2026-12-06-aa-fresh", "2026-12-07-decision-stage", "2026-12-07-aa-five", "2026-12-07-aa-burst-zone"} {
 		pools = append(pools, readPools(t, "../../fixtures/sensitivity/pools/"+f+".json.gz")...)
 	}
 	rows, err := Premise(pools, func(name string) (*scenario.Scenario, error) { return fixtureScenario(t, name), nil })
@@ -344,18 +368,18 @@ func TestCommittedAAPremise(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s: %d of %d pools at p ≤ 0.05, lowest %.3f (%s), combined %.3f", r.Metric, r.Small, r.Pools, r.Lowest, r.LowestPool, r.Fisher))
 	}
 	want := []string{
-		"timing.podReady.p50: 2 of 17 pools at p ≤ 0.05, lowest 0.028 (zone-spread, unchanged), combined 0.476",
-		"timing.podReady.p90: 1 of 17 pools at p ≤ 0.05, lowest 0.032 (spot-fallback, unchanged), combined 0.350",
-		"timing.nodeClaimReady.p50: 0 of 17 pools at p ≤ 0.05, lowest 0.099 (spot-fallback, unchanged), combined 0.564",
-		"timing.nodeClaimReady.p90: 0 of 17 pools at p ≤ 0.05, lowest 0.099 (spot-fallback, unchanged), combined 0.764",
-		"timing.podScheduled.p50: 2 of 17 pools at p ≤ 0.05, lowest 0.036 (spot-fallback, unchanged), combined 0.388",
-		"timing.podStart.p50: 0 of 17 pools at p ≤ 0.05, lowest 0.075 (aws-families, unchanged), combined 0.573",
-		"timing.nodeClaimLaunch.p50: 2 of 17 pools at p ≤ 0.05, lowest 0.006 (spot-fallback, unchanged), combined 0.245",
-		"timing.nodeRegistration.p50: 2 of 17 pools at p ≤ 0.05, lowest 0.008 (zone-spread, unchanged), combined 0.286",
-		"karpenter.cpuSeconds: 1 of 17 pools at p ≤ 0.05, lowest 0.004 (zone-spread, unchanged), combined 0.368",
-		"karpenter.peakRSSMiB: 1 of 17 pools at p ≤ 0.05, lowest 0.001 (zone-spread, unchanged), combined 0.190",
-		"karpenter.requests: 0 of 17 pools at p ≤ 0.05, lowest 0.313 (cpu-heavy, unchanged), combined 0.842",
-		"timing.podDecision.p50: 1 of 7 pools at p ≤ 0.05, lowest 0.003 (zone-spread, unchanged), combined 0.152",
+		"timing.podReady.p50: 2 of 19 pools at p ≤ 0.05, lowest 0.028 (zone-spread, unchanged), combined 0.490",
+		"timing.podReady.p90: 1 of 19 pools at p ≤ 0.05, lowest 0.032 (spot-fallback, unchanged), combined 0.406",
+		"timing.nodeClaimReady.p50: 0 of 19 pools at p ≤ 0.05, lowest 0.099 (spot-fallback, unchanged), combined 0.631",
+		"timing.nodeClaimReady.p90: 0 of 19 pools at p ≤ 0.05, lowest 0.050 (burst-1000, unchanged), combined 0.659",
+		"timing.podScheduled.p50: 2 of 19 pools at p ≤ 0.05, lowest 0.036 (spot-fallback, unchanged), combined 0.448",
+		"timing.podStart.p50: 1 of 19 pools at p ≤ 0.05, lowest 0.038 (zone-spread, unchanged), combined 0.292",
+		"timing.nodeClaimLaunch.p50: 2 of 19 pools at p ≤ 0.05, lowest 0.006 (spot-fallback, unchanged), combined 0.208",
+		"timing.nodeRegistration.p50: 3 of 19 pools at p ≤ 0.05, lowest 0.008 (zone-spread, unchanged), combined 0.177",
+		"karpenter.cpuSeconds: 1 of 19 pools at p ≤ 0.05, lowest 0.004 (zone-spread, unchanged), combined 0.400",
+		"karpenter.peakRSSMiB: 1 of 19 pools at p ≤ 0.05, lowest 0.001 (zone-spread, unchanged), combined 0.226",
+		"karpenter.requests: 0 of 19 pools at p ≤ 0.05, lowest 0.313 (cpu-heavy, unchanged), combined 0.904",
+		"timing.podDecision.p50: 1 of 9 pools at p ≤ 0.05, lowest 0.003 (zone-spread, unchanged), combined 0.343",
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("the premise across the committed A/A pools (-documented +now):\n%s", d)
