@@ -336,25 +336,12 @@ func replacedAgain(reasons, launched map[string]claimEvent, start time.Time) []s
 // and publishes a hold once per NodeClaim every 2 minutes (its recorder's
 // dedupe), so pods held since the scale-out are reported then.
 func held(ob *observe.Observation, start time.Time) []Hold {
-	type latest struct {
-		Hold
-		at time.Time
-	}
-	by := map[string]latest{}
-	for _, e := range ob.Events {
-		name := strings.TrimPrefix(e.Object, "NodeClaim/")
-		c := ob.NodeClaims[name]
-		if e.Kind != "NodeClaim" || e.Reason != blockedReason || c == nil || (!c.Deleted.IsZero() && c.Deleted.Before(start.Add(-time.Second))) {
-			continue
-		}
-		h := Hold{NodeClaim: name, By: holdBy(e.Message), Message: e.Message}
-		if prev, ok := by[h.NodeClaim]; h.By != "" && (!ok || !e.Time.Before(prev.at)) {
-			by[h.NodeClaim] = latest{h, e.Time}
-		}
-	}
+	by := latestClaimEvents(ob, blockedReason, func(c *observe.NodeClaimRecord, e observe.EventRecord) bool {
+		return holdBy(e.Message) != "" && (c.Deleted.IsZero() || !c.Deleted.Before(start.Add(-time.Second)))
+	})
 	var out []Hold
 	for _, name := range slices.Sorted(maps.Keys(by)) {
-		out = append(out, by[name].Hold)
+		out = append(out, Hold{NodeClaim: name, By: holdBy(by[name].Message), Message: by[name].Message})
 	}
 	return out
 }
@@ -363,22 +350,31 @@ func held(ob *observe.Observation, start time.Time) []Hold {
 // deleted (so still there at the scale-in's end), the latest message kept
 // per NodeClaim. Events from before start count, as for held.
 func kept(ob *observe.Observation, start time.Time) []Kept {
+	by := latestClaimEvents(ob, unconsolidatableReason, func(c *observe.NodeClaimRecord, _ observe.EventRecord) bool {
+		return c.Deleted.IsZero()
+	})
+	out := make([]Kept, 0, len(by))
+	for _, name := range slices.Sorted(maps.Keys(by)) {
+		out = append(out, Kept{NodeClaim: name, Message: by[name].Message, At: seconds(by[name].Time.Sub(start))})
+	}
+	return out
+}
+
+// latestClaimEvents is each NodeClaim's latest event of reason that keep
+// accepts, by NodeClaim name (of two at the same time, the later listed).
+func latestClaimEvents(ob *observe.Observation, reason string, keep func(*observe.NodeClaimRecord, observe.EventRecord) bool) map[string]observe.EventRecord {
 	by := map[string]observe.EventRecord{}
 	for _, e := range ob.Events {
 		name := strings.TrimPrefix(e.Object, "NodeClaim/")
 		c := ob.NodeClaims[name]
-		if e.Kind != "NodeClaim" || e.Reason != unconsolidatableReason || c == nil || !c.Deleted.IsZero() {
+		if e.Kind != "NodeClaim" || e.Reason != reason || c == nil || !keep(c, e) {
 			continue
 		}
 		if prev, ok := by[name]; !ok || !e.Time.Before(prev.Time) {
 			by[name] = e
 		}
 	}
-	out := make([]Kept, 0, len(by))
-	for _, name := range slices.Sorted(maps.Keys(by)) {
-		out = append(out, Kept{NodeClaim: name, Message: by[name].Message, At: seconds(by[name].Time.Sub(start))})
-	}
-	return out
+	return by
 }
 
 // holdBy is what a DisruptionBlocked message blames: HeldByPod, HeldByPDB

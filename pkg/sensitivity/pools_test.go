@@ -221,8 +221,8 @@ func TestCommittedFiveAAPools(t *testing.T) {
 	}
 }
 
-// The decision stage on the last baseline, burst-1000, and a second
-// zone-spread pool with it (the scenario whose pools leaned most when read
+// The decision stage on the last baseline, burst-1000, and zone-spread's
+// fourth A/A pool, its second with the stage (the scenario whose pools leaned most when read
 // alone), run as the five above were (docs/performance.md): the same
 // columns.
 func TestCommittedBurstAndZoneAAPools(t *testing.T) {
