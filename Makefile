@@ -75,7 +75,7 @@ else
 endif
 
 .PHONY: scale-in
-scale-in: tools ## Verify every committed scale-in baseline, attribute the scale-in fault scenarios and run the drift forecast's check (make test runs one scale-in, the smoke; about 27 min estimated: 20 min measured before the fault entry, which took 160 s alone, and multi-node-consolidation, about 100 s a run, since)
+scale-in: tools ## Verify every committed scale-in baseline, attribute the scale-in fault scenarios and run the drift forecast's check (make test runs one scale-in, the smoke; about 33 min estimated: 20 min measured before the fault entry, which took 160 s alone, multi-node-consolidation, about 100 s a run, and multi-node-into-busy-node, about 6 min a run, since)
 	@$(MAKE) --no-print-directory suites SUITE_PACKAGES='./suites/baseline ./suites/explain ./suites/faults' SUITE_LABEL_FILTER='phase:scale-in'
 
 .PHONY: accuracy
@@ -118,22 +118,25 @@ retracted-release: tools ## Karpenter v1.11.1 must pass and v1.11.0 (CPU grows w
 	@echo "retracted-release: v1.11.1 passes; v1.11.0 is flagged for Karpenter's CPU on runners-twenty-pools"
 
 # kubernetes-sigs/karpenter#3006 (v1.14.0) keeps a node inside its own
-# consolidateAfter from being a consolidation destination: on a busy node
-# v1.13 consolidates the small node beside it while its neighbour churns,
-# v1.14 does not (#3225). The baseline is v1.13.0's; v1.14.1 and v1.15.0
-# (which keeps the change) must be flagged on the scale-in's decisions.
-CONSOLIDATION_SCENARIO := fixtures/scenarios/scale-in/consolidation-into-busy-node.yaml
+# consolidateAfter from being a consolidation destination: beside a busy
+# node v1.13 consolidates the small node (single-node) and the two quiet
+# nodes (multi-node) while the busy node churns, v1.14 does not (#3225).
+# The baselines are v1.13.0's; v1.14.1 and v1.15.0 (which keeps the change)
+# must be flagged on the scale-in's decisions of every scenario.
+CONSOLIDATION_SCENARIO ?= fixtures/scenarios/scale-in/consolidation-into-busy-node.yaml fixtures/scenarios/scale-in/multi-node-into-busy-node.yaml
 .PHONY: consolidation-regression
-consolidation-regression: tools ## Karpenter v1.13.0 must pass and v1.14.1 and v1.15.0 (a busy node is no consolidation destination, karpenter#3006) must be flagged on the scale-in's decisions, against fingerprints/upgrade/v1.13/ (recorded on v1.13.0); reports in out/consolidation/ (about 30 min)
+consolidation-regression: tools ## Karpenter v1.13.0 must pass and v1.14.1 and v1.15.0 (a busy node is no consolidation destination, karpenter#3006) must be flagged on the scale-in's decisions of the single- and the multi-node scenario, against fingerprints/upgrade/v1.13/ (recorded on v1.13.0); reports in out/consolidation/ (about 55 min; CONSOLIDATION_SCENARIO=<file> for one)
 	@rm -rf out/consolidation
 	KARPENTER_VERSION=v1.13.0 bin/nodeprint verify --fingerprints fingerprints/upgrade/v1.13 --report-dir out/consolidation/v1.13.0 $(CONSOLIDATION_SCENARIO)
-	@for v in v1.14.1 v1.15.0; do \
+	@n=$(words $(CONSOLIDATION_SCENARIO)); for v in v1.14.1 v1.15.0; do \
 		rc=0; KARPENTER_VERSION=v1.13.0 bin/nodeprint verify --karpenter-version $$v --fingerprints fingerprints/upgrade/v1.13 --report-dir out/consolidation/$$v $(CONSOLIDATION_SCENARIO) || rc=$$?; \
 		if [ $$rc -ne 1 ]; then echo "consolidation-regression: verify with $$v exited $$rc; it must exit 1 (a regression)"; exit 1; fi; \
-		jq -e '[.scenarios[0].diff.deviations[]? | select(.path | startswith("disruption."))] | length > 0' out/consolidation/$$v/report.json >/dev/null || \
-		{ echo "consolidation-regression: $$v was flagged, but not on the scale-in (out/consolidation/$$v/summary.md)"; exit 1; }; \
-		jq -e '.scenarios[0].verdict.layer == "L2"' out/consolidation/$$v/report.json >/dev/null || \
-		{ echo "consolidation-regression: $$v was not attributed to L2 (out/consolidation/$$v/summary.md)"; exit 1; }; \
+		jq -e --argjson n $$n '(.scenarios | length) == $$n' out/consolidation/$$v/report.json >/dev/null || \
+		{ echo "consolidation-regression: $$v's report does not hold all $$n scenarios (out/consolidation/$$v/summary.md)"; exit 1; }; \
+		jq -e 'all(.scenarios[]; [.diff.deviations[]? | select(.path | startswith("disruption."))] | length > 0)' out/consolidation/$$v/report.json >/dev/null || \
+		{ echo "consolidation-regression: $$v was not flagged on the scale-in of every scenario (out/consolidation/$$v/summary.md)"; exit 1; }; \
+		jq -e 'all(.scenarios[]; .verdict.layer == "L2")' out/consolidation/$$v/report.json >/dev/null || \
+		{ echo "consolidation-regression: $$v was not attributed to L2 on every scenario (out/consolidation/$$v/summary.md)"; exit 1; }; \
 	done
 	@echo "consolidation-regression: v1.13.0 passes; v1.14.1 and v1.15.0 are flagged on the scale-in's decisions and attributed to L2"
 
