@@ -435,7 +435,7 @@ func (l *Local) Down(ctx context.Context) error {
 	if pids, err := process.FindReferencing(l.dir); err != nil {
 		errs = append(errs, err)
 	} else if len(pids) > 0 {
-		l.opts.progress(Event{Phase: "down", Message: fmt.Sprintf("killing %d leftover process(es)", len(pids))})
+		l.opts.progress(Event{Phase: "down", Message: fmt.Sprintf("killing %d leftover process(es): %s", len(pids), process.Describe(pids))})
 		if err := process.KillAndWait(ctx, pids); err != nil {
 			errs = append(errs, err)
 		}

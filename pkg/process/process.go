@@ -272,6 +272,23 @@ func FindReferencing(dir string) ([]int, error) {
 	return pids, nil
 }
 
+// Describe names each pid by its executable's base name ("etcd (pid 42)"),
+// so that a message about processes says which ones; a pid that is already
+// gone is named by its number alone.
+func Describe(pids []int) string {
+	names := make([]string, 0, len(pids))
+	for _, pid := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+		argv0, _, _ := strings.Cut(string(b), "\x00")
+		if err != nil || argv0 == "" {
+			names = append(names, fmt.Sprintf("pid %d", pid))
+			continue
+		}
+		names = append(names, fmt.Sprintf("%s (pid %d)", filepath.Base(argv0), pid))
+	}
+	return strings.Join(names, ", ")
+}
+
 // KillAndWait sends SIGKILL to each pid and waits until they are gone.
 func KillAndWait(ctx context.Context, pids []int) error {
 	for _, pid := range pids {

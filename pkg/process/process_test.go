@@ -1,6 +1,7 @@
 package process
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -109,5 +110,22 @@ func TestAliveReadsTheStateAfterTheCommandName(t *testing.T) {
 		if got := alive([]byte(stat)); got != want {
 			t.Errorf("alive(%q) = %v, want %v", stat, got, want)
 		}
+	}
+}
+
+func TestDescribeNamesEachProcess(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	got := Describe([]int{cmd.Process.Pid, gone.Process.Pid})
+	want := fmt.Sprintf("sleep (pid %d), pid %d", cmd.Process.Pid, gone.Process.Pid)
+	if got != want {
+		t.Fatalf("Describe = %q, want %q", got, want)
 	}
 }
