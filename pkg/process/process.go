@@ -202,12 +202,18 @@ func Runs(pid int, binary string) bool {
 		resolved, err := filepath.EvalSymlinks(binary)
 		return err == nil && exe == resolved
 	}
+	argv0, err := commandName(pid)
+	return err == nil && argv0 == binary
+}
+
+// commandName is pid's argv[0], as its command line in /proc names it.
+func commandName(pid int) (string, error) {
 	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
 	if err != nil {
-		return false
+		return "", err
 	}
 	argv0, _, _ := strings.Cut(string(cmdline), "\x00")
-	return argv0 == binary
+	return argv0, nil
 }
 
 // FindByPrefix lists live processes whose executable is under dir; the
@@ -278,8 +284,7 @@ func FindReferencing(dir string) ([]int, error) {
 func Describe(pids []int) string {
 	names := make([]string, 0, len(pids))
 	for _, pid := range pids {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
-		argv0, _, _ := strings.Cut(string(b), "\x00")
+		argv0, err := commandName(pid)
 		if err != nil || argv0 == "" {
 			names = append(names, fmt.Sprintf("pid %d", pid))
 			continue
