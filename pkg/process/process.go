@@ -168,15 +168,26 @@ func (h *Handle) waitGone(ctx context.Context, d time.Duration) bool {
 // parent reaps it, and dead (X; x before Linux 3.13) while the parent's
 // wait is reaping it: a probe racing the reaper sees X for a moment.
 func alive(stat []byte) bool {
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 || i+2 >= len(stat) {
+	_, state, ok := parseStat(stat)
+	if !ok {
 		return true // no state to read: the caller's other checks decide
 	}
-	switch stat[i+2] {
+	switch state {
 	case 'Z', 'X', 'x':
 		return false
 	}
 	return true
+}
+
+// parseStat reads a line of /proc/<pid>/stat: the kernel's name of the
+// process (at most 15 bytes of its executable's name, in parentheses,
+// which the name itself may contain) and its state letter.
+func parseStat(stat []byte) (comm string, state byte, ok bool) {
+	open, end := bytes.IndexByte(stat, '('), bytes.LastIndexByte(stat, ')')
+	if open < 0 || end < open || end+2 >= len(stat) {
+		return "", 0, false
+	}
+	return string(stat[open+1 : end]), stat[end+2], true
 }
 
 // Runs reports whether pid is a live (not zombie, not dead) process running binary
@@ -279,19 +290,37 @@ func FindReferencing(dir string) ([]int, error) {
 }
 
 // Describe names each pid by its executable's base name ("etcd (pid 42)"),
-// so that a message about processes says which ones; a pid that is already
-// gone is named by its number alone.
+// so that a message about processes says which ones. A process that has
+// released its memory on the way out has no command line left: it is
+// named by the kernel's name for it, in its state ("etcd (pid 42,
+// exiting)"); a pid that is already gone is named by its number alone.
 func Describe(pids []int) string {
 	names := make([]string, 0, len(pids))
 	for _, pid := range pids {
-		argv0, err := commandName(pid)
-		if err != nil || argv0 == "" {
-			names = append(names, fmt.Sprintf("pid %d", pid))
+		if argv0, err := commandName(pid); err == nil && argv0 != "" {
+			names = append(names, fmt.Sprintf("%s (pid %d)", filepath.Base(argv0), pid))
 			continue
 		}
-		names = append(names, fmt.Sprintf("%s (pid %d)", filepath.Base(argv0), pid))
+		stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if comm, state, ok := parseStat(stat); ok && comm != "" {
+			names = append(names, fmt.Sprintf("%s (pid %d, %s)", comm, pid, without(state)))
+			continue
+		}
+		names = append(names, fmt.Sprintf("pid %d", pid))
 	}
 	return strings.Join(names, ", ")
+}
+
+// without says what a state letter means for a process without a command
+// line.
+func without(state byte) string {
+	switch state {
+	case 'Z':
+		return "exited, not yet reaped"
+	case 'X', 'x':
+		return "dead"
+	}
+	return "exiting"
 }
 
 // KillAndWait sends SIGKILL to each pid and waits until they are gone.

@@ -129,3 +129,27 @@ func TestDescribeNamesEachProcess(t *testing.T) {
 		t.Fatalf("Describe = %q, want %q", got, want)
 	}
 }
+
+// A process on its way out has released its memory and with it its
+// command line; Describe must still say which one it was, from its stat.
+func TestParseStatReadsTheKernelsName(t *testing.T) {
+	for _, c := range []struct {
+		stat, want string
+		ok         bool
+	}{
+		{"8092 (kube-apiserver) R 1 8092 8092 0 -1", "kube-apiserver exiting", true},
+		{"42 (a (b) c) Z 1 42", "a (b) c exited, not yet reaped", true},
+		{"7 (etcd) X 1", "etcd dead", true},
+		{"", "", false},
+		{"7 (etcd)", "", false},
+	} {
+		comm, state, ok := parseStat([]byte(c.stat))
+		got := ""
+		if ok {
+			got = comm + " " + without(state)
+		}
+		if got != c.want || ok != c.ok {
+			t.Errorf("parseStat(%q) reads %q (ok %v); want %q (ok %v)", c.stat, got, ok, c.want, c.ok)
+		}
+	}
+}
