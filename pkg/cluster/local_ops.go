@@ -412,6 +412,10 @@ func apiServiceAvailable(ctx context.Context, c client.Client, name string) erro
 	return fmt.Errorf("APIService %s has no Available condition yet", name)
 }
 
+// leftoverGrace is how long Down lets a process of the cluster's
+// directory exit by itself after the control plane was stopped.
+const leftoverGrace = 5 * time.Second
+
 // Down stops Karpenter and the control plane, kills any process still
 // running from the cluster's directory, and removes the directory. It goes
 // on after a failed step and returns every error.
@@ -432,9 +436,12 @@ func (l *Local) Down(ctx context.Context) error {
 	}
 	// Whatever survived (a component kwokctl lost track of during an
 	// interrupted start) still names the work directory on its command line.
+	// kwokctl sends its components SIGKILL and returns without waiting for
+	// them (it is not their parent), so one may still be exiting: only what
+	// is still there after leftoverGrace is a leftover.
 	if pids, err := process.FindReferencing(l.dir); err != nil {
 		errs = append(errs, err)
-	} else if len(pids) > 0 {
+	} else if pids = process.StillRunning(ctx, pids, leftoverGrace); len(pids) > 0 {
 		l.opts.progress(Event{Phase: "down", Message: fmt.Sprintf("killing %d leftover process(es): %s", len(pids), process.Describe(pids))})
 		if err := process.KillAndWait(ctx, pids); err != nil {
 			errs = append(errs, err)

@@ -323,6 +323,22 @@ func without(state byte) string {
 	return "exiting"
 }
 
+// StillRunning waits up to d for each pid to be gone by itself and
+// returns those that are not: a process another program killed without
+// waiting for it (kwokctl signals its components and returns) is still
+// exiting for a moment, and is no leftover.
+func StillRunning(ctx context.Context, pids []int, d time.Duration) []int {
+	deadline := time.Now().Add(d)
+	var out []int
+	for _, pid := range pids {
+		h := &Handle{Spec: Spec{Name: fmt.Sprintf("pid %d", pid)}, PID: pid}
+		if !h.waitGone(ctx, max(time.Until(deadline), 0)) {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
 // KillAndWait sends SIGKILL to each pid and waits until they are gone.
 func KillAndWait(ctx context.Context, pids []int) error {
 	for _, pid := range pids {

@@ -1,12 +1,15 @@
 package process
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
+	"time"
 )
 
 func selfPID() int { return os.Getpid() }
@@ -151,5 +154,26 @@ func TestParseStatReadsTheKernelsName(t *testing.T) {
 		if got != c.want || ok != c.ok {
 			t.Errorf("parseStat(%q) reads %q (ok %v); want %q (ok %v)", c.stat, got, ok, c.want, c.ok)
 		}
+	}
+}
+
+// A process that exits within the grace is not reported; one that does
+// not is, and the wait ends at the grace, not at its exit.
+func TestStillRunningWaitsForAnExitInProgress(t *testing.T) {
+	quick, slow := exec.Command("sleep", "0.3"), exec.Command("sleep", "30")
+	for _, c := range []*exec.Cmd{quick, slow} {
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
+	}
+	go func() { _ = quick.Wait() }() // reaped as its parent would
+	start := time.Now()
+	got := StillRunning(context.Background(), []int{quick.Process.Pid, slow.Process.Pid}, 3*time.Second)
+	if want := []int{slow.Process.Pid}; !slices.Equal(got, want) {
+		t.Fatalf("StillRunning = %v, want %v (quick %d)", got, want, quick.Process.Pid)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Fatalf("StillRunning took %v, past its grace of 3s", took)
 	}
 }
