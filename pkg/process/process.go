@@ -303,7 +303,7 @@ func Describe(pids []int) string {
 		}
 		stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 		if comm, state, ok := parseStat(stat); ok && comm != "" {
-			names = append(names, fmt.Sprintf("%s (pid %d, %s)", comm, pid, without(state)))
+			names = append(names, fmt.Sprintf("%s (pid %d, %s)", comm, pid, exitingState(state)))
 			continue
 		}
 		names = append(names, fmt.Sprintf("pid %d", pid))
@@ -311,9 +311,9 @@ func Describe(pids []int) string {
 	return strings.Join(names, ", ")
 }
 
-// without says what a state letter means for a process without a command
+// exitingState says what a state letter means for a process without a command
 // line.
-func without(state byte) string {
+func exitingState(state byte) string {
 	switch state {
 	case 'Z':
 		return "exited, not yet reaped"

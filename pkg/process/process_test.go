@@ -149,7 +149,7 @@ func TestParseStatReadsTheKernelsName(t *testing.T) {
 		comm, state, ok := parseStat([]byte(c.stat))
 		got := ""
 		if ok {
-			got = comm + " " + without(state)
+			got = comm + " " + exitingState(state)
 		}
 		if got != c.want || ok != c.ok {
 			t.Errorf("parseStat(%q) reads %q (ok %v); want %q (ok %v)", c.stat, got, ok, c.want, c.ok)
