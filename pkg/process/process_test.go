@@ -165,9 +165,12 @@ func TestStillRunningWaitsForAnExitInProgress(t *testing.T) {
 		if err := c.Start(); err != nil {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
 	}
-	go func() { _ = quick.Wait() }() // reaped as its parent would
+	t.Cleanup(func() { _ = slow.Process.Kill(); _ = slow.Wait() })
+	// quick is reaped as its parent would, by the one Wait it gets.
+	reaped := make(chan struct{})
+	go func() { _ = quick.Wait(); close(reaped) }()
+	t.Cleanup(func() { _ = quick.Process.Kill(); <-reaped })
 	start := time.Now()
 	got := StillRunning(context.Background(), []int{quick.Process.Pid, slow.Process.Pid}, 3*time.Second)
 	if want := []int{slow.Process.Pid}; !slices.Equal(got, want) {
