@@ -331,13 +331,16 @@ func StillRunning(ctx context.Context, pids []int, d time.Duration) []int {
 	deadline := time.Now().Add(d)
 	var out []int
 	for _, pid := range pids {
-		h := &Handle{Spec: Spec{Name: fmt.Sprintf("pid %d", pid)}, PID: pid}
-		if !h.waitGone(ctx, max(time.Until(deadline), 0)) {
+		if !byPID(pid).waitGone(ctx, max(time.Until(deadline), 0)) {
 			out = append(out, pid)
 		}
 	}
 	return out
 }
+
+// byPID is a handle on a process the harness knows by its pid alone (not
+// its child, no binary to check): waitGone looks at /proc for it.
+func byPID(pid int) *Handle { return &Handle{Spec: Spec{Name: fmt.Sprintf("pid %d", pid)}, PID: pid} }
 
 // KillAndWait sends SIGKILL to each pid and waits until they are gone.
 func KillAndWait(ctx context.Context, pids []int) error {
@@ -345,8 +348,7 @@ func KillAndWait(ctx context.Context, pids []int) error {
 		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 	for _, pid := range pids {
-		h := &Handle{Spec: Spec{Name: fmt.Sprintf("pid %d", pid)}, PID: pid}
-		if !h.waitGone(ctx, 10*time.Second) {
+		if !byPID(pid).waitGone(ctx, 10*time.Second) {
 			return fmt.Errorf("pid %d survived SIGKILL", pid)
 		}
 	}
