@@ -75,7 +75,7 @@ else
 endif
 
 .PHONY: scale-in
-scale-in: tools ## Verify every committed scale-in baseline, attribute the scale-in fault scenarios and run the drift forecast's check (make test runs one scale-in, the smoke; about 33 min estimated: 20 min measured before the fault entry, which took 160 s alone, multi-node-consolidation, about 100 s a run, and multi-node-into-busy-node, about 6 min a run, since)
+scale-in: tools ## Verify every committed scale-in baseline, attribute the scale-in fault scenarios and run the drift forecast's check (make test runs one scale-in, the smoke; about 33 min estimated: 20 min measured before the fault entry, which took 160 s alone, multi-node-consolidation, about 100 s a run, multi-node-into-busy-node, about 6 min a run, and single-node-consolidation, about 100 s a run, since)
 	@$(MAKE) --no-print-directory suites SUITE_PACKAGES='./suites/baseline ./suites/explain ./suites/faults' SUITE_LABEL_FILTER='phase:scale-in'
 
 .PHONY: accuracy
@@ -88,7 +88,7 @@ accuracy: tools ## Run every fault scenario RUNS times (default 3) and print the
 # MUTANT_SETS.
 MUTANT_SETS ?= fixtures/mutants/mutants.yaml fixtures/mutants/scale-in.yaml
 .PHONY: mutants
-mutants: tools ## Build each mutated Karpenter of fixtures/mutants/ and run its set's scenarios with it (MUTANTS=a,b MUTANT_SETS=<file> for some); matrices in out/mutants/ and out/mutants-scale-in/ (about 45 min + the scale-in set's 90 min, and about 2.5 h more for slow-disruption's paired timing: 55 min measured on one of its three scenarios)
+mutants: tools ## Build each mutated Karpenter of fixtures/mutants/ and run its set's scenarios with it (MUTANTS=a,b MUTANT_SETS=<file> for some); matrices in out/mutants/ and out/mutants-scale-in/ (about 45 min + the scale-in set's 3 h, estimated from its cells measured on 2026-12-07, and about 3 h more for slow-disruption's paired timing: 55 min measured on one of its four scenarios)
 	@rc=0; for s in $(MUTANT_SETS); do \
 		n=$$(basename "$$s" .yaml); out=out/mutants; [[ $$n == mutants ]] || out=out/mutants-$$n; \
 		echo "mutants: $$s (matrix in $$out/)"; \
