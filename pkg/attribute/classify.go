@@ -145,6 +145,9 @@ var Fallbacks = []Step{
 		if k := vals["disruption.keptByKarpenter"]; k.Available && k.Value > 0 && scaleInRegressed(in) {
 			reason += fmt.Sprintf("; Karpenter's own words on the %g NodeClaim(s) its consolidation kept: %s", k.Value, k.Detail)
 		}
+		if in.Diff != nil && in.Diff.Timing != nil && in.Diff.Timing.Method == diff.Unchanged {
+			reason += "; " + undecidedScenario
+		}
 		return reason, reg.Available && reg.Value > 0
 	}},
 	// The seeds' headline case, without the catalog that tells a policy
@@ -168,6 +171,16 @@ var Fallbacks = []Step{
 		return "no rule fired and the fingerprint matches the baseline", true
 	}},
 }
+
+// undecidedScenario is the regressed step's word on a run in which nothing
+// the baseline records differs: the same inputs on the same Karpenter
+// build ended as no recorded run did, so the scenario leaves the outcome
+// to chance (a race inside Karpenter, the machine's load), and the
+// deviation says nothing about a change.
+const undecidedScenario = "nothing recorded differs from the baseline (inputs, Karpenter build and settings, Kubernetes), " +
+	"so the same scenario on the same build ended as none of its recorded runs did: the scenario leaves this outcome to chance " +
+	"(a race inside Karpenter, or the machine's load), not to a change the baseline records; make the scenario decide one way " +
+	"(docs/scenarios.md, Scenarios that decide one way), or, if this outcome is one it should allow, add this run to the baseline with `nodeprint accept`"
 
 // scaleInRegressed reports whether a regression is in the scale-in's
 // fingerprint (a disruption path).

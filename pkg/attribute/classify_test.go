@@ -586,6 +586,24 @@ func TestUnexplainedRegressionIsInconclusive(t *testing.T) {
 	}
 }
 
+// A regression on a run in which nothing recorded differs (same inputs,
+// same Karpenter build) says the scenario leaves its outcome to chance;
+// the same regression against another build does not.
+func TestUnexplainedRegressionOnTheSameBuildSaysTheScenarioIsUndecided(t *testing.T) {
+	in := healthy()
+	in.Diff = &diff.Diff{Deviations: []diff.Deviation{{Path: "disruption.decisions.delete/Underutilized/single", Baseline: "0", Observed: "1", Severity: diff.Regression}}}
+	for method, want := range map[diff.TimingMethod]bool{diff.Unchanged: true, diff.Paired: false, diff.Recorded: false} {
+		in.Diff.Timing = &diff.Timing{Method: method}
+		v := classify(t, in)
+		if v.Verdict != Inconclusive || v.Layer != "" {
+			t.Fatalf("%s: got %s (layer %q), want inconclusive", method, v.Summary(), v.Layer)
+		}
+		if got := strings.Contains(v.Reason, undecidedScenario); got != want {
+			t.Errorf("timing %s: the reason says the scenario is undecided: %v, want %v (%s)", method, got, want, v.Reason)
+		}
+	}
+}
+
 func TestParseRulesRejectsBadRules(t *testing.T) {
 	for name, doc := range map[string]string{
 		"unknown signal": `owners: {L1: {en: a, zh: b}, L2: {en: a, zh: b}, L3: {en: a, zh: b}}
